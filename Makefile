@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0
+# torus: torus.ko, libtoruscoll, tools and tests.
+#   make            build everything buildable here (module if kernel headers exist)
+#   make check      install dependencies, build, run every suite, print one summary line
+#   make demo       install dependencies, build, load the module (in a VM if needed), run collectives
+# Each directory owns a fragment: lib/lib.mk, utils/utils.mk, kmod/kmod.mk,
+# tests/unit/unit.mk, tests/vm/vm.mk.
+
+CC ?= gcc
+O := build
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+TC_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -pthread
+LDLIBS_TC := -pthread -lm
+
+.PHONY: all check demo clean deps install
+all:
+
+deps:
+	@utils/torus-deps
+
+include lib/lib.mk
+include utils/utils.mk
+include kmod/kmod.mk
+include tests/unit/unit.mk
+include tests/vm/vm.mk
+
+# check: every suite runs even if an earlier one fails; the last line sums them.
+check: deps
+	@$(MAKE) --no-print-directory all
+	@rm -rf $(O)/results && mkdir -p $(O)/results
+	-@$(MAKE) --no-print-directory check-unit
+	-@$(MAKE) --no-print-directory check-vm
+	@tests/summarize $(O)/results unit vm
+
+clean:
+	rm -rf $(O)
+	-$(MAKE) --no-print-directory clean-kmod

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * torus: ioctl ABI of the torus-interconnect NIC model (torus.ko).
+ *
+ * Devices
+ *   /dev/torus-ctl          control device: handshake, fabric create/destroy/query,
+ *                           per-link fault knobs. Opening it binds nothing.
+ *   /dev/torus<F>n<N>       node N (row-major index) of fabric F, e.g. /dev/torus0n5.
+ *                           Opening binds the file to that node; several opens of one
+ *                           node share its queues. mmap(offset 0) maps the node's
+ *                           buffer matrix (matrix_bytes, page-rounded).
+ *
+ * Nodes and ports
+ *   A fabric has ndims (1..TORUS_MAX_DIMS) dimensions dims[0..ndims-1]. Node
+ *   coordinates are row-major: node = sum(coord[d] * stride[d]) with
+ *   stride[ndims-1] = 1, stride[d] = stride[d+1] * dims[d+1].
+ *   Port p = 2*d + dir leaves the node along dimension d, dir 0 = +1, dir 1 = -1.
+ *   Bit d of wrap_mask set: dimension d wraps (torus); clear: it is a mesh line
+ *   and the port leaving the edge has no neighbour (TORUS_NO_NODE).
+ *   A message arriving on port p came from the neighbour behind port p, i.e. a
+ *   message travelling in + direction of dimension d arrives on port 2*d+1.
+ *
+ * Routing (wormhole, dimension-ordered)
+ *   A send names its destination node. Its route visits dimension 0 first, then
+ *   1, ..., each along the shortest direction (ties on a ring of even size go
+ *   in the + direction), unless TORUS_SEND_ROUTE is set, in which case hops[d]
+ *   gives the signed hop count per dimension and must lead to dst_node. The
+ *   message leaves on the port of its first hop and arrives on the port of its
+ *   last hop; intermediate nodes' processes are not involved. Every directed
+ *   link of the route is occupied (and counted) for the message's duration.
+ *
+ * Timing model (virtual time, ns)
+ *   Each directed link has a virtual clock. A message of m bytes crossing h
+ *   links starts at max(sender's node clock at post, every route link free,
+ *   on one-port fabrics: the sender's send engine and the receiver's receive
+ *   engine free) and ends ts_ns + h*hop_ns + m*tw_ps/1000 later; it holds every
+ *   link of its route until then. A node's clock advances to the end time of
+ *   each completion it reaps.
+ *
+ * Every ioctl takes one struct whose first field is __u32 size (bytes the
+ * caller filled) followed by __u32 flags. Errors, in the order checked:
+ *   ENOTTY      unknown command
+ *   EFAULT      the argument (or a user pointer in it) is not readable/writable
+ *   EINVAL      size < the command's minimum size, a non-zero __reserved field,
+ *               or a value out of range (segment outside the matrix, bad port,
+ *               bad dims, route leaving a mesh, ...)
+ *   E2BIG       size > sizeof(struct) known to the kernel and the extra tail is
+ *               not all zero
+ *   EOPNOTSUPP  an unknown bit in flags (or in a descriptor's flags)
+ *   ENOENT      no fabric / node with that id
+ *   EBUSY       destroying a fabric whose nodes are open
+ *   EAGAIN      a queue (descriptor queue, completion queue reservation) is full
+ *   ENOMEM      allocation failure
+ *   ETIMEDOUT   TORUS_IOC_CQ_WAIT timed out with fewer than min_entries
+ *   EINTR       TORUS_IOC_CQ_WAIT interrupted by a signal
+ *
+ * Completion status (torus_cqe.status, 0 or a negative errno):
+ *   -EMSGSIZE   message length differs from the matched receive's length
+ *   -ECANCELED  descriptor cancelled (node closed, fabric destroyed)
+ *   -ENOLINK    a link of the route is down (fault knob)
+ *   -EHOSTUNREACH  route leaves a mesh (rejected at post as EINVAL instead
+ *               when the kernel can tell then)
+ */
+#ifndef _UAPI_TORUS_H
+#define _UAPI_TORUS_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define TORUS_ABI_VERSION 1
+
+#define TORUS_MAX_DIMS 6
+#define TORUS_MAX_PORTS (2 * TORUS_MAX_DIMS)
+#define TORUS_NO_NODE 0xffffffffu
+#define TORUS_CTL_NAME "torus-ctl"
+/* printf format of a node device name under /dev: fabric id, node index */
+#define TORUS_NODE_FMT "torus%un%u"
+
+#define TORUS_TYPE 0xE7
+enum {
+	TORUS_CMD_BASE = 0x80,
+	TORUS_CMD_HANDSHAKE = TORUS_CMD_BASE,
+	TORUS_CMD_FABRIC_CREATE,
+	TORUS_CMD_FABRIC_DESTROY,
+	TORUS_CMD_FABRIC_QUERY,
+	TORUS_CMD_NODE_QUERY,
+	TORUS_CMD_POST,
+	TORUS_CMD_CQ_WAIT,
+	TORUS_CMD_COUNTERS,
+	TORUS_CMD_LINK_FAULT,
+	TORUS_CMD_LAST,
+};
+
+/* Feature bits reported by the handshake */
+#define TORUS_FEAT_ONE_PORT (1ULL << 0)	 /* one-port fabrics */
+#define TORUS_FEAT_ROUTE (1ULL << 1)	 /* explicit routes */
+#define TORUS_FEAT_LINK_FAULT (1ULL << 2) /* per-link fault knobs */
+#define TORUS_FEAT_EPOLL (1ULL << 3)	 /* poll()/epoll on node fds */
+
+/**
+ * struct torus_handshake - TORUS_IOC_HANDSHAKE (ctl and node devices)
+ * @size: sizeof(struct torus_handshake)
+ * @flags: must be 0
+ * @abi_version: out, TORUS_ABI_VERSION
+ * @max_dims: out, TORUS_MAX_DIMS
+ * @features: out, TORUS_FEAT_* mask
+ * @ioctls: out, bit (cmd - TORUS_CMD_BASE) set for every supported command
+ * @max_nodes: out, largest fabric in nodes
+ * @max_dim_size: out, largest size of one dimension
+ * @max_segs: out, most segments in one descriptor
+ * @max_batch: out, most descriptors in one TORUS_IOC_POST
+ * @max_matrix_bytes: out, largest buffer matrix per node
+ */
+struct torus_handshake {
+	__u32 size;
+	__u32 flags;
+	__u32 abi_version;
+	__u32 max_dims;
+	__aligned_u64 features;
+	__aligned_u64 ioctls;
+	__u32 max_nodes;
+	__u32 max_dim_size;
+	__u32 max_segs;
+	__u32 max_batch;
+	__aligned_u64 max_matrix_bytes;
+};
+#define TORUS_IOC_HANDSHAKE _IO(TORUS_TYPE, TORUS_CMD_HANDSHAKE)
+
+/* torus_fabric_create.flags */
+#define TORUS_FABRIC_ONE_PORT (1U << 0) /* one send and one receive in flight per node */
+
+/**
+ * struct torus_fabric_create - TORUS_IOC_FABRIC_CREATE (ctl device)
+ * @size: sizeof(struct torus_fabric_create)
+ * @flags: TORUS_FABRIC_*
+ * @ndims: 1..TORUS_MAX_DIMS
+ * @wrap_mask: bit d set: dimension d wraps around (torus); clear: mesh
+ * @dims: size of each dimension, 2..max_dim_size; entries >= ndims must be 0
+ * @matrix_bytes: buffer matrix per node; 0 picks the default (1 MiB)
+ * @ts_ns: virtual startup time per message
+ * @tw_ps: virtual time per byte, in picoseconds
+ * @hop_ns: virtual time per link crossed
+ * @sq_depth: descriptors per port queue (sends and receives each); 0 = default
+ * @fifo_bytes: receive FIFO capacity per port for unmatched messages; 0 = default
+ * @cq_depth: completion queue entries per node; 0 = default
+ * @__reserved: must be 0
+ * @fabric_id: out, the new fabric's id
+ * @nodes: out, number of nodes
+ */
+struct torus_fabric_create {
+	__u32 size;
+	__u32 flags;
+	__u32 ndims;
+	__u32 wrap_mask;
+	__u32 dims[TORUS_MAX_DIMS];
+	__aligned_u64 matrix_bytes;
+	__aligned_u64 ts_ns;
+	__aligned_u64 tw_ps;
+	__aligned_u64 hop_ns;
+	__u32 sq_depth;
+	__u32 fifo_bytes;
+	__u32 cq_depth;
+	__u32 __reserved;
+	__u32 fabric_id;
+	__u32 nodes;
+};
+#define TORUS_IOC_FABRIC_CREATE _IO(TORUS_TYPE, TORUS_CMD_FABRIC_CREATE)
+
+/**
+ * struct torus_fabric_destroy - TORUS_IOC_FABRIC_DESTROY (ctl device)
+ * @size: sizeof(struct torus_fabric_destroy)
+ * @flags: must be 0
+ * @fabric_id: fabric to destroy; EBUSY while any of its nodes is open
+ * @__reserved: must be 0
+ */
+struct torus_fabric_destroy {
+	__u32 size;
+	__u32 flags;
+	__u32 fabric_id;
+	__u32 __reserved;
+};
+#define TORUS_IOC_FABRIC_DESTROY _IO(TORUS_TYPE, TORUS_CMD_FABRIC_DESTROY)
+
+/* torus_fabric_query.flags */
+#define TORUS_QUERY_RESET_STATS (1U << 0) /* reset makespan after reading it */
+
+/**
+ * struct torus_fabric_query - TORUS_IOC_FABRIC_QUERY (ctl and node devices)
+ * @size: sizeof(struct torus_fabric_query)
+ * @flags: TORUS_QUERY_*
+ * @fabric_id: in on the ctl device; ignored (and set) on a node device
+ * @ndims, @wrap_mask, @dims: out, the shape
+ * @fabric_flags: out, the flags it was created with
+ * @nodes: out
+ * @open_nodes: out, nodes currently open
+ * @sq_depth, @fifo_bytes, @cq_depth: out
+ * @matrix_bytes, @ts_ns, @tw_ps, @hop_ns: out
+ * @makespan_ns: out, latest virtual end time of any message so far
+ * @next_fabric_id: out, smallest fabric id > @fabric_id that exists, or
+ *	TORUS_NO_NODE; lets tools enumerate fabrics (query id 0 first; a
+ *	missing id gives ENOENT but still fills @next_fabric_id)
+ */
+struct torus_fabric_query {
+	__u32 size;
+	__u32 flags;
+	__u32 fabric_id;
+	__u32 ndims;
+	__u32 wrap_mask;
+	__u32 fabric_flags;
+	__u32 dims[TORUS_MAX_DIMS];
+	__u32 nodes;
+	__u32 open_nodes;
+	__u32 sq_depth;
+	__u32 fifo_bytes;
+	__u32 cq_depth;
+	__u32 next_fabric_id;
+	__aligned_u64 matrix_bytes;
+	__aligned_u64 ts_ns;
+	__aligned_u64 tw_ps;
+	__aligned_u64 hop_ns;
+	__aligned_u64 makespan_ns;
+};
+#define TORUS_IOC_FABRIC_QUERY _IO(TORUS_TYPE, TORUS_CMD_FABRIC_QUERY)
+
+/**
+ * struct torus_node_query - TORUS_IOC_NODE_QUERY (node device)
+ * @size: sizeof(struct torus_node_query)
+ * @flags: must be 0
+ * @fabric_id, @node_id: out
+ * @ndims, @wrap_mask, @fabric_flags: out
+ * @dims: out
+ * @coords: out, this node's coordinates
+ * @neighbors: out, node index behind each port, TORUS_NO_NODE off a mesh edge
+ * @clock_ns: out, this node's virtual clock
+ * @matrix_bytes: out, size of the buffer matrix (mmap length, page-rounded up)
+ */
+struct torus_node_query {
+	__u32 size;
+	__u32 flags;
+	__u32 fabric_id;
+	__u32 node_id;
+	__u32 ndims;
+	__u32 wrap_mask;
+	__u32 fabric_flags;
+	__u32 __reserved;
+	__u32 dims[TORUS_MAX_DIMS];
+	__u32 coords[TORUS_MAX_DIMS];
+	__u32 neighbors[TORUS_MAX_PORTS];
+	__aligned_u64 clock_ns;
+	__aligned_u64 matrix_bytes;
+};
+#define TORUS_IOC_NODE_QUERY _IO(TORUS_TYPE, TORUS_CMD_NODE_QUERY)
+
+/* A segment of the node's own buffer matrix. */
+struct torus_seg {
+	__aligned_u64 offset;
+	__aligned_u64 length;
+};
+
+enum torus_op {
+	TORUS_OP_SEND = 1,
+	TORUS_OP_RECV = 2,
+};
+
+/* torus_desc.flags */
+#define TORUS_SEND_ROUTE (1U << 0)  /* send: hops[] gives the route */
+#define TORUS_RECV_ANY_TAG (1U << 1) /* recv: matches any tag */
+#define TORUS_DESC_ALL_FLAGS (TORUS_SEND_ROUTE | TORUS_RECV_ANY_TAG)
+
+#define TORUS_PORT_AUTO 0xffffffffu /* send: the port of the route's first hop */
+
+/**
+ * struct torus_desc - one descriptor of a TORUS_IOC_POST batch
+ * @op: TORUS_OP_SEND or TORUS_OP_RECV
+ * @flags: TORUS_SEND_ROUTE (send only), TORUS_RECV_ANY_TAG (recv only)
+ * @port: recv: the port the message arrives on (required).
+ *	send: TORUS_PORT_AUTO or the port of the first hop (checked)
+ * @nsegs: 1..max_segs entries at @segs
+ * @dst_node: send: destination node index (not the sender itself); recv: must be 0
+ * @__reserved: must be 0
+ * @hops: send with TORUS_SEND_ROUTE: signed hops per dimension; otherwise 0
+ * @tag: send: the message's tag; recv: the tag to match
+ * @user_data: returned in the completion untouched
+ * @segs: user pointer to @nsegs struct torus_seg (gather list for a send,
+ *	scatter list for a receive); read at post time only
+ * The message length is the sum of the segment lengths (1..max message).
+ */
+struct torus_desc {
+	__u32 op;
+	__u32 flags;
+	__u32 port;
+	__u32 nsegs;
+	__u32 dst_node;
+	__u32 __reserved;
+	__s16 hops[TORUS_MAX_DIMS];
+	__u32 __reserved2;
+	__aligned_u64 tag;
+	__aligned_u64 user_data;
+	__aligned_u64 segs;
+};
+
+/**
+ * struct torus_post - TORUS_IOC_POST (node device)
+ * @size: sizeof(struct torus_post)
+ * @flags: must be 0
+ * @count: descriptors at @descs, 1..max_batch
+ * @desc_size: sizeof(struct torus_desc) as the caller knows it (>= the
+ *	kernel's minimum; a larger one must have a zero tail, else E2BIG)
+ * @descs: user pointer to @count descriptors, @desc_size bytes apart
+ * @posted: out, how many were accepted. Descriptors are validated in order;
+ *	the first invalid one stops the batch and its errno is returned (those
+ *	before it stay posted, and @posted says how many)
+ * @__reserved: must be 0
+ */
+struct torus_post {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 desc_size;
+	__aligned_u64 descs;
+	__u32 posted;
+	__u32 __reserved;
+};
+#define TORUS_IOC_POST _IO(TORUS_TYPE, TORUS_CMD_POST)
+
+/* torus_cqe.flags */
+#define TORUS_CQE_OVERFLOW (1U << 0) /* completions were lost before this one */
+
+/**
+ * struct torus_cqe - one completion
+ * @user_data: from the descriptor
+ * @tag: send: its tag; recv: the matched message's tag
+ * @op: TORUS_OP_*
+ * @port: the port (send: first hop; recv: arrival port)
+ * @status: 0 or a negative errno (see the header comment)
+ * @bytes: bytes moved
+ * @peer: recv: the sending node; send: the destination node
+ * @flags: TORUS_CQE_*
+ * @t_start_ns, @t_end_ns: virtual start and end of the message
+ */
+struct torus_cqe {
+	__aligned_u64 user_data;
+	__aligned_u64 tag;
+	__u32 op;
+	__u32 port;
+	__s32 status;
+	__u32 bytes;
+	__u32 peer;
+	__u32 flags;
+	__aligned_u64 t_start_ns;
+	__aligned_u64 t_end_ns;
+};
+
+/**
+ * struct torus_cq_wait - TORUS_IOC_CQ_WAIT (node device)
+ * @size: sizeof(struct torus_cq_wait)
+ * @flags: must be 0
+ * @min_entries: wait until at least this many are ready (0: do not wait)
+ * @max_entries: capacity of @entries
+ * @timeout_ns: longest wait; 0 = do not wait, ~0ULL = forever
+ * @entries: user pointer to @max_entries entries, @entry_size apart
+ * @entry_size: sizeof(struct torus_cqe) as the caller knows it
+ * @count: out, entries written (also written on ETIMEDOUT / EINTR)
+ */
+struct torus_cq_wait {
+	__u32 size;
+	__u32 flags;
+	__u32 min_entries;
+	__u32 max_entries;
+	__aligned_u64 timeout_ns;
+	__aligned_u64 entries;
+	__u32 entry_size;
+	__u32 count;
+};
+#define TORUS_IOC_CQ_WAIT _IO(TORUS_TYPE, TORUS_CMD_CQ_WAIT)
+
+/* Counters of one directed link: the link leaving a node on one port. */
+struct torus_link_counters {
+	__aligned_u64 messages; /* messages that crossed it (first hop or pass-through) */
+	__aligned_u64 bytes;
+	__aligned_u64 busy_ns; /* virtual time it was held */
+	__aligned_u64 stalls;	/* messages that waited for it or for FIFO credit */
+};
+
+struct torus_node_counters {
+	__aligned_u64 posted;
+	__aligned_u64 completed;
+	__aligned_u64 errors;
+	__aligned_u64 cq_overflows;
+};
+
+/* torus_counters.flags */
+#define TORUS_COUNTERS_RESET (1U << 0) /* zero them after reading (whole fabric on ctl) */
+
+/**
+ * struct torus_counters - TORUS_IOC_COUNTERS (node device: that node; ctl
+ *	device: node @node_id of fabric @fabric_id)
+ * @size: sizeof(struct torus_counters)
+ * @flags: TORUS_COUNTERS_*
+ * @fabric_id, @node_id: in on the ctl device; out on a node device
+ * @node: out
+ * @links: out, the links leaving the node on ports 0..2*ndims-1
+ */
+struct torus_counters {
+	__u32 size;
+	__u32 flags;
+	__u32 fabric_id;
+	__u32 node_id;
+	struct torus_node_counters node;
+	struct torus_link_counters links[TORUS_MAX_PORTS];
+};
+#define TORUS_IOC_COUNTERS _IO(TORUS_TYPE, TORUS_CMD_COUNTERS)
+
+/* torus_link_fault.flags */
+#define TORUS_FAULT_DOWN (1U << 0)  /* sends needing the link complete with -ENOLINK */
+#define TORUS_FAULT_DROP (1U << 1)  /* the next @drop_count messages vanish */
+#define TORUS_FAULT_DELAY (1U << 2) /* add @delay_ns real and virtual latency */
+
+/**
+ * struct torus_link_fault - TORUS_IOC_LINK_FAULT (ctl device): set the fault
+ *	state of the link leaving node @node_id on @port; flags 0 clears it
+ * @size, @flags: as usual; @flags a TORUS_FAULT_* mask
+ * @fabric_id, @node_id, @port: the link
+ * @drop_count: with TORUS_FAULT_DROP
+ * @delay_ns: with TORUS_FAULT_DELAY
+ */
+struct torus_link_fault {
+	__u32 size;
+	__u32 flags;
+	__u32 fabric_id;
+	__u32 node_id;
+	__u32 port;
+	__u32 drop_count;
+	__aligned_u64 delay_ns;
+};
+#define TORUS_IOC_LINK_FAULT _IO(TORUS_TYPE, TORUS_CMD_LINK_FAULT)
+
+#endif /* _UAPI_TORUS_H */

@@ -1,0 +1,10 @@
+# Userspace tests: no module, no VM. Each tests/unit/test_*.c is one TAP program.
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
+all: $(UNIT_BINS)
+$(O)/tests/unit/%: tests/unit/%.c $(LIB_A) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(TC_CFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS_TC)
+.PHONY: check-unit
+check-unit: $(UNIT_BINS)
+	@tests/run-suite $(O)/results/unit $(UNIT_BINS)
