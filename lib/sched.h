@@ -50,11 +50,14 @@ void tc_shape_coords(const struct tc_shape *s, int node, int *coords);
 int tc_shape_node(const struct tc_shape *s, const int *coords); /* coords reduced mod dims */
 /* Node reached from node by route (signed hops per dim); -1 if it leaves a mesh. */
 int tc_shape_walk(const struct tc_shape *s, int node, const int8_t *route);
-/* Ring/line distance helpers for dimension d: shortest signed offset from a to b.
+/* Ring/line distance helpers for dimension d: shortest signed offset from
+ * coordinate a to coordinate b (coordinates in dimension d, not node ids).
  * On a wrapping even ring the tie (n/2) is returned as +n/2. */
 int tc_shape_delta(const struct tc_shape *s, int d, int a, int b);
 /* Neighbour of node on port (2*d+dir), -1 off a mesh edge. */
 int tc_shape_neighbor(const struct tc_shape *s, int node, int port);
+/* "8x8", "4x4 mesh", "8x8 wrap=1,0", "+ one-port": 0 or -ENOSPC. */
+int tc_shape_str(const struct tc_shape *s, char *buf, size_t len);
 
 enum tc_coll {
 	TC_COLL_ALLTOALL = 0,
@@ -134,6 +137,11 @@ int tc_sched_blk(struct tc_sched *s, int a, int b);
 /* Drop empty messages and steps, sort, build per-node views. 0 or -errno. */
 int tc_sched_finish(struct tc_sched *s);
 void tc_sched_free(struct tc_sched *s);
+/* One-line reason for the last error of tc_sched_new/step/msg/blk/finish,
+ * tc_verify, tc_sim_run or tc_sched_get in this thread. */
+const char *tc_sched_last_error(void);
+/* Internal: record the reason and return err. */
+int tc_sched_set_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* An algorithm: builds the schedule for a shape or says why not. */
 struct tc_algo {
