@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Direct exchanges and baselines (lib/alltoall_{atape,pairwise,bruck,direct}.c,
+ * lib/allgather_{ring,saad_schultz,bruck}.c) on a matrix of shapes: each
+ * builds, verifies, has the step count of its formula, keeps the per-step
+ * permutation / one-port property (checked here from the messages, not only
+ * by the verifier), and runs on the simulator with every received byte
+ * compared with a reference. Prints the 4x4 / 8x8 / 16x16 comparison table.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "algos.h"
+#include "tap.h"
+
+#define BLOCK 16 /* bytes per block in the simulator runs */
+
+struct shape_case {
+	const char *dims;
+	int wrap; /* -1: every dimension wraps, else the wrap mask */
+	int one_port;
+};
+
+static const struct shape_case shapes[] = {
+	{ "2", -1, 0 },	    { "3", -1, 0 },	  { "4", -1, 0 },     { "5", -1, 0 },	  { "7", -1, 0 },
+	{ "8", -1, 0 },	    { "12", -1, 0 },	  { "16", -1, 0 },    { "32", -1, 0 },	  { "6", 0, 0 },
+	{ "2x2", -1, 0 },   { "3x3", -1, 0 },	  { "4x4", -1, 0 },   { "4x8", -1, 0 },	  { "5x7", -1, 0 },
+	{ "6x6", -1, 0 },   { "6x10", -1, 0 },	  { "8x8", -1, 0 },   { "8x12", -1, 0 },  { "16x16", -1, 0 },
+	{ "3x3", 0, 0 },    { "4x4", 0, 0 },	  { "5x7", 0, 0 },    { "4x6", 0, 0 },	  { "3x5", 2, 0 },
+	{ "5x3", 1, 0 },    { "4x5", 1, 0 },	  { "2x3x4", -1, 0 }, { "3x3x3", -1, 0 }, { "4x4x4", -1, 0 },
+	{ "3x5x3", 0, 0 },  { "3x3x5", 4, 0 },	  { "2x2x2x2", -1, 0 }, { "3x3x3x3", -1, 0 },
+	{ "4", -1, 1 },	    { "7", -1, 1 },	  { "6", 0, 1 },      { "4x4", -1, 1 },	  { "5x7", -1, 1 },
+	{ "4x4", 0, 1 },    { "3x3", 0, 1 },	  { "8x8", -1, 1 },   { "3x3x3", -1, 1 }, { "2x2x2x2", -1, 1 },
+	{ "4x6x3", -1, 1 },
+};
+
+static int make_shape(const struct shape_case *c, struct tc_shape *sh, char *name, size_t len)
+{
+	int err = tc_shape_parse(sh, c->dims, c->wrap >= 0, c->one_port);
+
+	if (!err && c->wrap > 0) {
+		int dims[TC_MAX_DIMS];
+
+		memcpy(dims, sh->dims, sizeof(dims));
+		err = tc_shape_init(sh, sh->ndims, dims, (unsigned int)c->wrap, c->one_port);
+	}
+	snprintf(name, len, "%s%s%s", c->dims,
+		 c->wrap < 0 ? "" : c->wrap == 0 ? " mesh" : " part-wrap",
+		 c->one_port ? " one-port" : "");
+	if (c->wrap > 0) {
+		size_t off = strlen(name);
+
+		snprintf(name + off, len - off, "(mask %d)", c->wrap);
+	}
+	return err;
+}
+
+static int ceil_log2(int n)
+{
+	int k = 0;
+
+	while ((1 << k) < n)
+		k++;
+	return k;
+}
+
+/* Reference contents of byte j of block (a, b): every block distinct with overwhelming probability. */
+static uint8_t pattern(int a, int b, size_t j)
+{
+	uint32_t x = (uint32_t)a * 2654435761u ^ (uint32_t)b * 40503u ^ (uint32_t)j * 97u;
+
+	x ^= x >> 13;
+	x *= 0x5bd1e995u;
+	x ^= x >> 15;
+	return (uint8_t)x;
+}
+
+/* Every step: does any node send or receive two messages? */
+static int permutation_violation(const struct tc_sched *s, char *why, size_t len)
+{
+	int *snd = calloc(s->shape.nodes, sizeof(int)), *rcv = calloc(s->shape.nodes, sizeof(int));
+	int bad = 0;
+
+	if (!snd || !rcv) {
+		snprintf(why, len, "out of memory");
+		bad = 1;
+	}
+	for (uint32_t st = 0; !bad && st < s->nsteps; st++) {
+		memset(snd, 0, s->shape.nodes * sizeof(int));
+		memset(rcv, 0, s->shape.nodes * sizeof(int));
+		for (uint32_t i = s->step_first[st]; !bad && i < s->step_first[st + 1]; i++) {
+			const struct tc_msg *m = &s->msgs[i];
+
+			if (++snd[m->src] > 1 || ++rcv[m->dst] > 1) {
+				snprintf(why, len, "step %u: node %d sends or node %d receives twice", st, m->src,
+					 m->dst);
+				bad = 1;
+			}
+		}
+	}
+	free(snd);
+	free(rcv);
+	return bad;
+}
+
+static int all_one_hop(const struct tc_sched *s)
+{
+	for (uint32_t i = 0; i < s->nmsgs; i++) {
+		int hops = 0;
+
+		for (int d = 0; d < s->shape.ndims; d++)
+			hops += abs(s->msgs[i].route[d]);
+		if (hops != 1)
+			return 0;
+	}
+	return 1;
+}
+
+static int run_sim(const struct tc_sched *s, char *why, size_t len)
+{
+	const int n = s->shape.nodes;
+	const int a2a = s->coll == TC_COLL_ALLTOALL;
+	const size_t sbytes = a2a ? (size_t)n * BLOCK : BLOCK, rbytes = (size_t)n * BLOCK;
+	void **snd = calloc(n, sizeof(void *)), **rcv = calloc(n, sizeof(void *));
+	int err = -ENOMEM, bad = 0;
+
+	if (!snd || !rcv)
+		goto out;
+	for (int x = 0; x < n; x++) {
+		snd[x] = malloc(sbytes);
+		rcv[x] = malloc(rbytes);
+		if (!snd[x] || !rcv[x])
+			goto out;
+		for (size_t j = 0; j < sbytes; j++)
+			((uint8_t *)snd[x])[j] = a2a ? pattern(x, j / BLOCK, j % BLOCK) : pattern(x, -1, j);
+		memset(rcv[x], 0xa5, rbytes);
+	}
+	err = tc_sim_run(s, BLOCK, snd, rcv);
+	if (err) {
+		snprintf(why, len, "tc_sim_run: %d", err);
+		goto out;
+	}
+	/* recv[d] block o is what o sent d (alltoall) or o's contribution (allgather). */
+	for (int d = 0; d < n && !bad; d++)
+		for (size_t j = 0; j < rbytes && !bad; j++) {
+			int o = j / BLOCK;
+			uint8_t want = a2a ? pattern(o, d, j % BLOCK) : pattern(o, -1, j % BLOCK);
+
+			if (((uint8_t *)rcv[d])[j] != want) {
+				snprintf(why, len, "node %d: byte %zu of block from %d is %#x, want %#x", d,
+					 j % BLOCK, o, ((uint8_t *)rcv[d])[j], want);
+				bad = 1;
+			}
+		}
+	err = bad ? -EPROTO : 0;
+out:
+	if (err == -ENOMEM)
+		snprintf(why, len, "out of memory");
+	for (int x = 0; snd && rcv && x < n; x++) {
+		free(snd[x]);
+		free(rcv[x]);
+	}
+	free(snd);
+	free(rcv);
+	return err;
+}
+
+/* Steps each algorithm must take on a shape. */
+static uint32_t expected_steps(const struct tc_algo *al, const struct tc_shape *sh)
+{
+	const int n = sh->nodes;
+	uint32_t steps = 0;
+
+	if (al == &tc_algo_atape || al == &tc_algo_pairwise)
+		return n - 1;
+	if (al == &tc_algo_direct)
+		return sh->one_port ? n - 1 : 1;
+	if (al == &tc_algo_bruck_a2a || al == &tc_algo_bruck_ag)
+		return ceil_log2(n);
+	if (al == &tc_algo_ring_ag)
+		return n - 1;
+	/* saad-schultz: per dimension floor(n/2) on an all-port ring, n-1 otherwise */
+	for (int d = 0; d < sh->ndims; d++)
+		steps += (!sh->one_port && (sh->wrap_mask & (1u << d))) ? sh->dims[d] / 2 : sh->dims[d] - 1;
+	return steps;
+}
+
+/* Does this shape have a Hamiltonian cycle of neighbours (the ring must then be one hop)? */
+static int has_cycle(const struct tc_shape *sh)
+{
+	if (sh->ndims == 1)
+		return sh->wrap_mask || sh->dims[0] == 2;
+	return !(sh->nodes & 1) || sh->wrap_mask;
+}
+
+static void check_one(const struct tc_algo *al, const struct tc_shape *sh, const char *name)
+{
+	struct tc_verify_report r;
+	struct tc_sched *s = NULL;
+	const char *why = NULL;
+	char msg[256] = "";
+	uint32_t want;
+	int err, ok;
+
+	err = al->build(sh, &s, &why);
+	if (!tap_ok(err == 0, "%s %s on %s: builds (%d %s)", al->name, al->coll == TC_COLL_ALLTOALL ? "alltoall" : "allgather", name, err,
+		    why ? why : ""))
+		return;
+	memset(&r, 0, sizeof(r));
+	err = tc_verify(s, &r);
+	tap_ok(err == 0 && r.ok, "%s on %s: verifies%s%s", al->name, name, r.ok ? "" : ": ", r.first_violation);
+	tc_verify_report_free(&r);
+
+	want = expected_steps(al, sh);
+	tap_ok(s->nsteps == want, "%s on %s: %u steps, formula %u", al->name, name, s->nsteps, want);
+
+	if (s->claims & TC_CLAIM_PERMUTATION || sh->one_port) {
+		ok = !permutation_violation(s, msg, sizeof(msg));
+		tap_ok(ok, "%s on %s: every step a permutation / one-port %s", al->name, name, msg);
+	}
+	if (al == &tc_algo_atape || al == &tc_algo_pairwise || al == &tc_algo_bruck_a2a ||
+	    al == &tc_algo_bruck_ag || al == &tc_algo_ring_ag || (al == &tc_algo_direct && sh->one_port))
+		tap_ok(!!(s->claims & TC_CLAIM_PERMUTATION), "%s on %s: claims PERMUTATION", al->name, name);
+	if (al == &tc_algo_ring_ag) {
+		ok = has_cycle(sh) == all_one_hop(s) && has_cycle(sh) == !!(s->claims & TC_CLAIM_ONE_HOP);
+		tap_ok(ok, "%s on %s: Hamiltonian cycle %s, messages one hop %d, claims one-hop %d", al->name, name,
+		       has_cycle(sh) ? "exists" : "impossible", all_one_hop(s), !!(s->claims & TC_CLAIM_ONE_HOP));
+	}
+	if (al == &tc_algo_saad_schultz)
+		tap_ok(!!(s->claims & TC_CLAIM_CONTENTION_FREE), "%s on %s: claims CONTENTION_FREE", al->name, name);
+
+	err = run_sim(s, msg, sizeof(msg));
+	tap_ok(err == 0, "%s on %s: simulator, every byte as the reference %s", al->name, name, msg);
+	tc_sched_free(s);
+}
+
+static void check_bad_input(void)
+{
+	/* A shape struct that never went through tc_shape_init is refused with an errno. */
+	struct tc_shape bad = { .ndims = 0 };
+	struct tc_sched *s = NULL;
+	const char *why = NULL;
+	int err;
+
+	err = tc_algo_atape.build(&bad, &s, &why);
+	tap_ok(err < 0 && !s && why, "atape refuses an uninitialised shape (%d: %s)", err, why ? why : "");
+	why = NULL;
+	err = tc_algo_ring_ag.build(&bad, &s, &why);
+	tap_ok(err < 0 && !s && why, "ring refuses an uninitialised shape (%d: %s)", err, why ? why : "");
+}
+
+/* Latin-square property of ATAPE, independent of the verifier: step i sends j to a distinct L[i][j]. */
+static void check_latin(const char *dims)
+{
+	struct tc_shape sh;
+	struct tc_sched *s = NULL;
+	const char *why = NULL;
+	int n, ok = 1;
+	char *seen;
+
+	tc_shape_parse(&sh, dims, 0, 0);
+	n = sh.nodes;
+	if (tc_algo_atape.build(&sh, &s, &why)) {
+		tap_ok(0, "atape on %s: Latin square (%s)", dims, why);
+		return;
+	}
+	seen = calloc((size_t)n * n, 1);
+	/* (sender j, destination) pairs: each column j takes every destination once over the steps */
+	for (uint32_t i = 0; seen && i < s->nmsgs; i++) {
+		const struct tc_msg *m = &s->msgs[i];
+
+		if (seen[m->src * n + m->dst]++ || m->nblk != 1)
+			ok = 0;
+	}
+	for (int j = 0; seen && j < n; j++)
+		for (int d = 0; d < n; d++)
+			if (!!seen[j * n + d] != (j != d))
+				ok = 0;
+	tap_ok(seen && ok && s->nmsgs == (uint32_t)n * (n - 1), "atape on %s: rows of a Latin square, one block per message",
+	       dims);
+	free(seen);
+	tc_sched_free(s);
+}
+
+int main(void)
+{
+	const struct tc_algo *algos[] = {
+		&tc_algo_atape, &tc_algo_pairwise, &tc_algo_bruck_a2a,	  &tc_algo_direct,
+		&tc_algo_ring_ag, &tc_algo_saad_schultz, &tc_algo_bruck_ag,
+	};
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct tc_shape sh;
+		char name[64];
+
+		if (!tap_ok(make_shape(&shapes[i], &sh, name, sizeof(name)) == 0, "shape %s", shapes[i].dims))
+			continue;
+		for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++)
+			check_one(algos[a], &sh, name);
+	}
+	check_latin("8");
+	check_latin("4x4");
+	check_latin("6x5");
+	check_bad_input();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	tap_diag("wall time %.2f s", (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return tap_done();
+}
