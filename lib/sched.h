@@ -169,12 +169,18 @@ struct tc_verify_report {
 	int64_t *link_blocks;
 	int64_t *link_msgs;
 };
+/* Returns 0 when the schedule is correct (r->ok = 1), -EPROTO with
+ * r->first_violation set when it is not (link totals still filled), or
+ * -EINVAL / -ENOMEM / -EOVERFLOW (r freed). Always call tc_verify_report_free(). */
 int tc_verify(const struct tc_sched *s, struct tc_verify_report *r);
 void tc_verify_report_free(struct tc_verify_report *r);
 /* Blocks a directed link carries in one step, for reports: calls fn for every
  * (step, link, msg) occupation. */
 typedef void (*tc_link_visit_fn)(void *arg, uint32_t step, int node, int port, const struct tc_msg *m);
 void tc_sched_visit_links(const struct tc_sched *s, tc_link_visit_fn fn, void *arg);
+/* Internal: the directed links (node*2*ndims + port) m occupies, in route
+ * order; links[] needs room for TC_MAX_DIMS*128 entries. Returns the count. */
+int tc_msg_links(const struct tc_shape *shape, const struct tc_msg *m, uint32_t *links);
 
 /* Cost model (lib/cost.c) */
 struct tc_cost_params {

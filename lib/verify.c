@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The verifier: replays a finished schedule step by step and checks what the
+ * collective demands plus what the algorithm claims (sched->claims).
+ *
+ * Alltoall blocks move: the sender loses a block it sends; a node may only
+ * send a block it holds at the start of the step; a block never leaves its
+ * destination; at the end node d holds {o, d} for every o != d.
+ * Allgather blocks are copied (broadcast semantics): the sender keeps them;
+ * every node receives each {o, p}, o != node, exactly once and never its own.
+ *
+ * A message occupies every directed link of its dimension-ordered route
+ * (dimension 0 first), a link being (node, port) of the node it leaves.
+ *
+ * Memory: alltoall keeps 4 bytes per block (+1 with SHORTEST), allgather one
+ * bit per (node, block) (+1 byte with SHORTEST); link arrays are per link.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+/* Walk the directed links of m's route; returns the number written to links[]. */
+int tc_msg_links(const struct tc_shape *sh, const struct tc_msg *m, uint32_t *links)
+{
+	int c[TC_MAX_DIMS], stride[TC_MAX_DIMS];
+	int node = m->src, n = 0, ports = 2 * sh->ndims;
+
+	stride[sh->ndims - 1] = 1;
+	for (int d = sh->ndims - 2; d >= 0; d--)
+		stride[d] = stride[d + 1] * sh->dims[d + 1];
+	tc_shape_coords(sh, node, c);
+	for (int d = 0; d < sh->ndims; d++) {
+		int hops = m->route[d], dir = hops < 0, size = sh->dims[d];
+
+		for (int h = 0; h < abs(hops); h++) {
+			links[n++] = (uint32_t)node * ports + 2 * d + dir;
+			if (!dir) {
+				if (++c[d] == size) {
+					c[d] = 0;
+					node -= (size - 1) * stride[d];
+				} else {
+					node += stride[d];
+				}
+			} else {
+				if (--c[d] < 0) {
+					c[d] = size - 1;
+					node += (size - 1) * stride[d];
+				} else {
+					node -= stride[d];
+				}
+			}
+		}
+	}
+	return n;
+}
+
+void tc_sched_visit_links(const struct tc_sched *s, tc_link_visit_fn fn, void *arg)
+{
+	uint32_t links[TC_MAX_DIMS * 128];
+	int ports = 2 * s->shape.ndims;
+
+	for (uint32_t i = 0; i < s->nmsgs; i++) {
+		const struct tc_msg *m = &s->msgs[i];
+		int n = tc_msg_links(&s->shape, m, links);
+
+		for (int l = 0; l < n; l++)
+			fn(arg, m->step, (int)(links[l] / ports), (int)(links[l] % ports), m);
+	}
+}
+
+/* Shortest-path hop count between two nodes (sum of ring/line distances). */
+static int node_dist(const struct tc_shape *sh, int a, int b)
+{
+	int ca[TC_MAX_DIMS], cb[TC_MAX_DIMS], dist = 0;
+
+	tc_shape_coords(sh, a, ca);
+	tc_shape_coords(sh, b, cb);
+	for (int d = 0; d < sh->ndims; d++)
+		dist += abs(tc_shape_delta(sh, d, ca[d], cb[d]));
+	return dist;
+}
+
+static int route_len(const struct tc_shape *sh, const struct tc_msg *m)
+{
+	int len = 0;
+
+	for (int d = 0; d < sh->ndims; d++)
+		len += abs(m->route[d]);
+	return len;
+}
+
+struct vstate {
+	const struct tc_sched *s;
+	struct tc_verify_report *r;
+	int failed;	  /* some violation recorded */
+	uint32_t step;	  /* the step of the recorded violation (UINT32_MAX: at the end) */
+	int data_failed;  /* the block replay stopped */
+};
+
+/*
+ * Record a violation found in step (UINT32_MAX for the final state). The
+ * link checks and the block replay run one after the other, so the earliest
+ * step wins; within a step, the first found.
+ */
+__attribute__((format(printf, 3, 4))) static void violation(struct vstate *v, uint32_t step, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (v->failed && step >= v->step)
+		return;
+	v->failed = 1;
+	v->step = step;
+	n = snprintf(v->r->first_violation, sizeof(v->r->first_violation), "%s: ", v->s->algo);
+	if (n < 0 || (size_t)n >= sizeof(v->r->first_violation))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(v->r->first_violation + n, sizeof(v->r->first_violation) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* Structure: link loads, contention, one-port / permutation, one hop. */
+static int check_links(struct vstate *v)
+{
+	const struct tc_sched *s = v->s;
+	const struct tc_shape *sh = &s->shape;
+	size_t nlinks = (size_t)sh->nodes * 2 * sh->ndims;
+	uint32_t *owner, *sendc, *recvc, links[TC_MAX_DIMS * 128];
+	int one_port = sh->one_port || (s->claims & TC_CLAIM_PERMUTATION);
+
+	owner = malloc(nlinks * sizeof(*owner));
+	sendc = malloc((size_t)sh->nodes * sizeof(*sendc));
+	recvc = malloc((size_t)sh->nodes * sizeof(*recvc));
+	if (!owner || !sendc || !recvc) {
+		free(owner);
+		free(sendc);
+		free(recvc);
+		return -ENOMEM;
+	}
+	/* owner[l] = msg index + 1 of the step's message holding l; reset per step by walking again */
+	memset(owner, 0, nlinks * sizeof(*owner));
+	memset(sendc, 0xff, (size_t)sh->nodes * sizeof(*sendc));
+	memset(recvc, 0xff, (size_t)sh->nodes * sizeof(*recvc));
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		for (uint32_t i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
+			const struct tc_msg *m = &s->msgs[i];
+			int n = tc_msg_links(sh, m, links);
+
+			if ((s->claims & TC_CLAIM_ONE_HOP) && n != 1)
+				violation(v, st, "step %u: message %d -> %d crosses %d links (ONE_HOP claimed)",
+					  st, m->src, m->dst, n);
+			if (one_port) {
+				if (sendc[m->src] == st)
+					violation(v, st, "step %u: node %d sends two messages (%s)", st, m->src,
+						  sh->one_port ? "one-port shape" : "PERMUTATION claimed");
+				if (recvc[m->dst] == st)
+					violation(v, st, "step %u: node %d receives two messages (%s)", st, m->dst,
+						  sh->one_port ? "one-port shape" : "PERMUTATION claimed");
+				sendc[m->src] = st;
+				recvc[m->dst] = st;
+			}
+			for (int l = 0; l < n; l++) {
+				v->r->link_blocks[links[l]] += m->nblk;
+				v->r->link_msgs[links[l]]++;
+				if (!(s->claims & TC_CLAIM_CONTENTION_FREE))
+					continue;
+				if (owner[links[l]]) {
+					const struct tc_msg *o = &s->msgs[owner[links[l]] - 1];
+
+					violation(v, st, "step %u: link (node %u, port %u) carries messages %d -> %d and %d -> %d (CONTENTION_FREE claimed)",
+						  st, links[l] / (2 * sh->ndims), links[l] % (2 * sh->ndims),
+						  o->src, o->dst, m->src, m->dst);
+				}
+				owner[links[l]] = i + 1;
+			}
+		}
+		if (s->claims & TC_CLAIM_CONTENTION_FREE) {
+			for (uint32_t i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
+				int n = tc_msg_links(sh, &s->msgs[i], links);
+
+				for (int l = 0; l < n; l++)
+					owner[links[l]] = 0;
+			}
+		}
+	}
+	for (size_t l = 0; l < nlinks; l++)
+		if (v->r->link_blocks[l] > v->r->max_link_blocks)
+			v->r->max_link_blocks = v->r->link_blocks[l];
+	free(owner);
+	free(sendc);
+	free(recvc);
+	return 0;
+}
+
+#define INFLIGHT 0x80000000u
+
+/* Alltoall: holder[o*N+d] = node holding block {o,d}; INFLIGHT|dst while sent this step. */
+static int check_alltoall(struct vstate *v)
+{
+	const struct tc_sched *s = v->s;
+	const struct tc_shape *sh = &s->shape;
+	const size_t N = sh->nodes;
+	int shortest = !!(s->claims & TC_CLAIM_SHORTEST);
+	uint32_t *holder;
+	uint8_t *hops = NULL;
+
+	holder = malloc(N * N * sizeof(*holder));
+	if (shortest)
+		hops = calloc(N * N, 1);
+	if (!holder || (shortest && !hops)) {
+		free(holder);
+		free(hops);
+		return -ENOMEM;
+	}
+	for (size_t o = 0; o < N; o++)
+		for (size_t d = 0; d < N; d++)
+			holder[o * N + d] = (uint32_t)o;
+
+	for (uint32_t st = 0; st < s->nsteps && !v->data_failed; st++) {
+		uint32_t first = s->step_first[st], last = s->step_first[st + 1];
+
+		/* Sends read the state at the start of the step. */
+		for (uint32_t i = first; i < last && !v->data_failed; i++) {
+			const struct tc_msg *m = &s->msgs[i];
+			int len = shortest ? route_len(sh, m) : 0;
+
+			for (uint32_t k = 0; k < m->nblk; k++) {
+				const struct tc_blk *b = &s->blks[m->blk_off + k];
+				size_t id = (size_t)b->a * N + b->b;
+				uint32_t h = holder[id];
+
+				if (b->a == b->b) {
+					violation(v, st, "step %u: message %d -> %d carries block {%d,%d}, which never moves",
+						  st, m->src, m->dst, b->a, b->b);
+					v->data_failed = 1;
+					break;
+				}
+				if (h == (INFLIGHT | (uint32_t)m->src)) {
+					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent in the step node %d receives it",
+						  st, m->src, m->dst, b->a, b->b, m->src);
+					v->data_failed = 1;
+					break;
+				}
+				if (h & INFLIGHT) {
+					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent twice in one step (already on its way to node %u)",
+						  st, m->src, m->dst, b->a, b->b, h & ~INFLIGHT);
+					v->data_failed = 1;
+					break;
+				}
+				if (h != (uint32_t)m->src) {
+					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent but held by node %u at the start of the step",
+						  st, m->src, m->dst, b->a, b->b, h);
+					v->data_failed = 1;
+					break;
+				}
+				if (b->b == m->src) {
+					violation(v, st, "step %u: message %d -> %d: block {%d,%d} leaves its destination",
+						  st, m->src, m->dst, b->a, b->b);
+					v->data_failed = 1;
+					break;
+				}
+				if (shortest) {
+					int done = hops[id] + len;
+
+					if (done + node_dist(sh, m->dst, b->b) != node_dist(sh, b->a, b->b)) {
+						violation(v, st, "step %u: message %d -> %d: block {%d,%d} leaves a shortest path (SHORTEST claimed)",
+							  st, m->src, m->dst, b->a, b->b);
+						v->data_failed = 1;
+						break;
+					}
+					hops[id] = (uint8_t)done;
+				}
+				holder[id] = INFLIGHT | (uint32_t)m->dst;
+			}
+		}
+		/* Receives land. */
+		for (uint32_t i = first; i < last; i++) {
+			const struct tc_msg *m = &s->msgs[i];
+
+			for (uint32_t k = 0; k < m->nblk; k++) {
+				const struct tc_blk *b = &s->blks[m->blk_off + k];
+				size_t id = (size_t)b->a * N + b->b;
+
+				holder[id] &= ~INFLIGHT;
+			}
+		}
+	}
+	for (size_t o = 0; o < N && !v->data_failed; o++)
+		for (size_t d = 0; d < N; d++)
+			if (holder[o * N + d] != d && o != d) {
+				violation(v, UINT32_MAX, "end: block {%zu,%zu} is at node %u, not at its destination", o, d,
+					  holder[o * N + d]);
+				v->data_failed = 1;
+				break;
+			}
+	free(holder);
+	free(hops);
+	return 0;
+}
+
+/*
+ * Allgather: have[n] bitmap of blocks {o,p} (bit o*np+p) node n holds;
+ * fresh[] marks what arrived this step (not sendable before the next step).
+ */
+static int check_allgather(struct vstate *v)
+{
+	const struct tc_sched *s = v->s;
+	const struct tc_shape *sh = &s->shape;
+	const size_t N = sh->nodes, B = N * s->npackets, words = (B + 63) / 64;
+	int shortest = !!(s->claims & TC_CLAIM_SHORTEST);
+	uint64_t *have;
+	uint8_t *dist = NULL;
+	int np = s->npackets;
+
+	have = calloc(N * words, sizeof(*have));
+	if (shortest)
+		dist = calloc(N * B, 1);
+	if (!have || (shortest && !dist)) {
+		free(have);
+		free(dist);
+		return -ENOMEM;
+	}
+#define HAVE(n, blk) (have[(size_t)(n) * words + (blk) / 64] >> ((blk) % 64) & 1)
+#define SET(n, blk) (have[(size_t)(n) * words + (blk) / 64] |= 1ull << ((blk) % 64))
+	for (size_t n = 0; n < N; n++)
+		for (int p = 0; p < np; p++)
+			SET(n, n * np + p);
+
+	for (uint32_t st = 0; st < s->nsteps && !v->data_failed; st++) {
+		uint32_t first = s->step_first[st], last = s->step_first[st + 1];
+
+		for (uint32_t i = first; i < last && !v->data_failed; i++) {
+			const struct tc_msg *m = &s->msgs[i];
+
+			for (uint32_t k = 0; k < m->nblk; k++) {
+				const struct tc_blk *b = &s->blks[m->blk_off + k];
+				size_t id = (size_t)b->a * np + b->b;
+
+				if (!HAVE(m->src, id)) {
+					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent before node %d holds it",
+						  st, m->src, m->dst, b->a, b->b, m->src);
+					v->data_failed = 1;
+					break;
+				}
+			}
+		}
+		for (uint32_t i = first; i < last && !v->data_failed; i++) {
+			const struct tc_msg *m = &s->msgs[i];
+			int len = shortest ? route_len(sh, m) : 0;
+
+			for (uint32_t k = 0; k < m->nblk; k++) {
+				const struct tc_blk *b = &s->blks[m->blk_off + k];
+				size_t id = (size_t)b->a * np + b->b;
+
+				if (b->a == m->dst) {
+					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent back to its origin",
+						  st, m->src, m->dst, b->a, b->b);
+					v->data_failed = 1;
+					break;
+				}
+				if (HAVE(m->dst, id)) {
+					violation(v, st, "step %u: message %d -> %d: block {%d,%d} delivered to node %d twice",
+						  st, m->src, m->dst, b->a, b->b, m->dst);
+					v->data_failed = 1;
+					break;
+				}
+				if (shortest) {
+					int done = (m->src == b->a ? 0 : dist[(size_t)m->src * B + id]) + len;
+
+					if (done != node_dist(sh, b->a, m->dst)) {
+						violation(v, st, "step %u: message %d -> %d: block {%d,%d} reaches node %d after %d hops, shortest is %d (SHORTEST claimed)",
+							  st, m->src, m->dst, b->a, b->b, m->dst, done,
+							  node_dist(sh, b->a, m->dst));
+						v->data_failed = 1;
+						break;
+					}
+					dist[(size_t)m->dst * B + id] = (uint8_t)done;
+				}
+				SET(m->dst, id);
+			}
+		}
+	}
+	for (size_t n = 0; n < N && !v->data_failed; n++)
+		for (size_t id = 0; id < B; id++)
+			if (!HAVE(n, id)) {
+				violation(v, UINT32_MAX, "end: node %zu never receives block {%zu,%zu}", n, id / np, id % np);
+				v->data_failed = 1;
+				break;
+			}
+#undef HAVE
+#undef SET
+	free(have);
+	free(dist);
+	return 0;
+}
+
+int tc_verify(const struct tc_sched *s, struct tc_verify_report *r)
+{
+	struct vstate v = { .s = s, .r = r };
+	size_t nlinks;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (!s || !s->step_first)
+		return tc_sched_set_error(-EINVAL, "tc_verify: schedule not finished (call tc_sched_finish)");
+	nlinks = (size_t)s->shape.nodes * 2 * s->shape.ndims;
+	r->link_blocks = calloc(nlinks, sizeof(*r->link_blocks));
+	r->link_msgs = calloc(nlinks, sizeof(*r->link_msgs));
+	if (!r->link_blocks || !r->link_msgs) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	if (s->claims & TC_CLAIM_SHORTEST) {
+		int diam = 0;
+
+		for (int d = 0; d < s->shape.ndims; d++)
+			diam += (s->shape.wrap_mask & (1u << d)) ? s->shape.dims[d] / 2 : s->shape.dims[d] - 1;
+		if (diam > 255) {
+			tc_verify_report_free(r);
+			return tc_sched_set_error(-EOVERFLOW, "%s: tc_verify: diameter %d too large to check SHORTEST",
+						  s->algo, diam);
+		}
+	}
+	err = check_links(&v);
+	if (err)
+		goto err_free;
+	if (s->coll == TC_COLL_ALLTOALL)
+		err = check_alltoall(&v);
+	else if (s->coll == TC_COLL_ALLGATHER)
+		err = check_allgather(&v);
+	/* other collectives: structure and claims only (their data checks live with them) */
+	if (err)
+		goto err_free;
+	r->ok = !v.failed;
+	if (!r->ok)
+		return tc_sched_set_error(-EPROTO, "%s", r->first_violation);
+	return 0;
+
+err_free:
+	tc_verify_report_free(r);
+	return tc_sched_set_error(err, "%s: tc_verify: out of memory (%d nodes)", s->algo, s->shape.nodes);
+}
+
+void tc_verify_report_free(struct tc_verify_report *r)
+{
+	if (!r)
+		return;
+	free(r->link_blocks);
+	free(r->link_msgs);
+	r->link_blocks = NULL;
+	r->link_msgs = NULL;
+}

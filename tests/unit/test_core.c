@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The schedule layer on its own: shape helpers, builder errors, the verifier
+ * accepting small hand-built schedules and catching planted faults, the
+ * simulator moving real bytes (and refusing broken schedules), the cost
+ * model on schedules whose answers are computed by hand below.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+#include "tap.h"
+
+static struct tc_shape shape(const char *dims, int mesh, int one_port)
+{
+	struct tc_shape s;
+
+	if (tc_shape_parse(&s, dims, mesh, one_port)) {
+		fprintf(stderr, "bad shape %s\n", dims);
+		exit(2);
+	}
+	return s;
+}
+
+/* ---------------------------------------------------------------- shapes */
+
+static void test_shapes(void)
+{
+	struct tc_shape s;
+	int c[TC_MAX_DIMS], dims[2] = { 4, 8 };
+	char buf[64];
+	int8_t r[TC_MAX_DIMS] = { 0 };
+
+	tap_ok(tc_shape_parse(&s, "4x8", 0, 0) == 0 && s.ndims == 2 && s.nodes == 32 && s.wrap_mask == 3,
+	       "shape: parse 4x8 torus");
+	tc_shape_coords(&s, 13, c);
+	tap_ok(c[0] == 1 && c[1] == 5 && tc_shape_node(&s, c) == 13, "shape: node 13 of 4x8 is (1,5), row-major");
+	c[0] = -1;
+	c[1] = 9;
+	tap_ok(tc_shape_node(&s, c) == 3 * 8 + 1, "shape: coords reduced mod dims");
+	tap_ok(tc_shape_delta(&s, 1, 0, 4) == 4 && tc_shape_delta(&s, 1, 4, 0) == 4 &&
+		       tc_shape_delta(&s, 1, 0, 5) == -3 && tc_shape_delta(&s, 1, 7, 0) == 1 &&
+		       tc_shape_delta(&s, 0, 0, 2) == 2,
+	       "shape: ring deltas, even-ring tie is +n/2");
+	tap_ok(tc_shape_neighbor(&s, 0, 0) == 8 && tc_shape_neighbor(&s, 0, 1) == 24 &&
+		       tc_shape_neighbor(&s, 7, 2) == 0 && tc_shape_neighbor(&s, 0, 3) == 7 &&
+		       tc_shape_neighbor(&s, 0, 4) == -1,
+	       "shape: torus neighbours wrap, bad port is -1");
+	r[0] = -1;
+	r[1] = 3;
+	tap_ok(tc_shape_walk(&s, 0, r) == 27, "shape: walk (-1,+3) from 0 reaches 27");
+
+	tap_ok(tc_shape_parse(&s, "4x4", 1, 1) == 0 && s.wrap_mask == 0 && s.one_port == 1,
+	       "shape: parse 4x4 mesh one-port");
+	tap_ok(tc_shape_neighbor(&s, 0, 1) == -1 && tc_shape_neighbor(&s, 3, 2) == -1 &&
+		       tc_shape_neighbor(&s, 5, 3) == 4,
+	       "shape: mesh neighbours stop at edges");
+	tap_ok(tc_shape_delta(&s, 0, 3, 0) == -3, "shape: mesh delta is the plain difference");
+	r[0] = 0;
+	r[1] = -1;
+	tap_ok(tc_shape_walk(&s, 4, r) == -1, "shape: walk off a mesh edge is -1");
+	tc_shape_str(&s, buf, sizeof(buf));
+	tap_ok(!strcmp(buf, "4x4 mesh one-port"), "shape: str '%s'", buf);
+
+	tap_ok(tc_shape_init(&s, 2, dims, 1, 0) == 0 && tc_shape_delta(&s, 1, 0, 7) == 7 &&
+		       tc_shape_delta(&s, 0, 0, 3) == -1,
+	       "shape: wrap mask per dimension");
+	tap_ok(tc_shape_parse(&s, "4x", 0, 0) == -EINVAL && tc_shape_parse(&s, "", 0, 0) == -EINVAL &&
+		       tc_shape_parse(&s, "1x4", 0, 0) == -EINVAL && tc_shape_parse(&s, "4x4x4x4x4x4x4", 0, 0) == -EINVAL &&
+		       tc_shape_parse(&s, "4y4", 0, 0) == -EINVAL && tc_shape_parse(&s, "-4", 0, 0) == -EINVAL,
+	       "shape: malformed dims rejected with -EINVAL");
+	tap_ok(tc_shape_init(&s, 2, dims, 4, 0) == -EINVAL && tc_shape_init(&s, 0, dims, 0, 0) == -EINVAL &&
+		       tc_shape_init(&s, 2, dims, 0, 2) == -EINVAL,
+	       "shape: wrap bit beyond ndims, 0 dims, bad one_port rejected");
+	tap_ok(tc_shape_parse(&s, "2", 0, 0) == 0 && tc_shape_neighbor(&s, 0, 0) == 1 &&
+		       tc_shape_neighbor(&s, 0, 1) == 1 && tc_shape_delta(&s, 0, 0, 1) == 1,
+	       "shape: 2-ring has + and - links to the same node");
+}
+
+/* ---------------------------------------------------------------- builder */
+
+static void test_builder(void)
+{
+	struct tc_shape s = shape("4x4", 0, 0), m = shape("4", 1, 0);
+	struct tc_sched *sc;
+	int8_t r[TC_MAX_DIMS] = { 0 };
+	int err;
+
+	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
+	err = tc_sched_msg(sc, 0, 1, NULL);
+	tap_ok(err == -EINVAL, "builder: msg before step is -EINVAL (%s)", tc_sched_last_error());
+	tap_ok(tc_sched_blk(sc, 0, 1) == -EINVAL, "builder: blk before msg is -EINVAL");
+	tc_sched_step(sc);
+	tap_ok(tc_sched_msg(sc, 0, 16, NULL) == -EINVAL && tc_sched_msg(sc, -1, 0, NULL) == -EINVAL,
+	       "builder: node out of range is -EINVAL (%s)", tc_sched_last_error());
+	/* default route: shortest dimension-ordered, ties + */
+	tc_sched_msg(sc, 0, 10, NULL);
+	tap_ok(sc->msgs[0].route[0] == 2 && sc->msgs[0].route[1] == 2, "builder: default route 0->10 is (+2,+2)");
+	tc_sched_blk(sc, 0, 10);
+	tc_sched_msg(sc, 0, 15, NULL);
+	tap_ok(sc->msgs[1].route[0] == -1 && sc->msgs[1].route[1] == -1, "builder: default route 0->15 is (-1,-1)");
+	tc_sched_blk(sc, 0, 15);
+	tc_sched_msg(sc, 3, 2, NULL); /* empty: dropped */
+	tc_sched_step(sc);		/* empty step: dropped */
+	tc_sched_step(sc);
+	tc_sched_msg(sc, 1, 2, NULL);
+	tc_sched_blk(sc, 1, 2);
+	err = tc_sched_finish(sc);
+	tap_ok(err == 0 && sc->nsteps == 2 && sc->nmsgs == 3 && sc->nblks == 3 && sc->step_first[0] == 0 &&
+		       sc->step_first[1] == 2 && sc->step_first[2] == 3 && sc->msgs[2].step == 1,
+	       "builder: finish drops empty messages and steps");
+	/* node 0 step 0: sends msgs 0 and 1; node 10 step 0: receives 0; node 2 step 1: receives 2 */
+	tap_ok(sc->node_first[0 * 2 + 1] - sc->node_first[0 * 2 + 0] == 2 && sc->node_msgs[sc->node_first[0]] == 0 &&
+		       sc->node_first[10 * 2 + 1] - sc->node_first[10 * 2] == 1 &&
+		       sc->node_msgs[sc->node_first[10 * 2]] == 0 &&
+		       sc->node_msgs[sc->node_first[2 * 2 + 1]] == 2 && sc->node_first[16 * 2] == 6,
+	       "builder: per-node views");
+	tap_ok(tc_sched_msg(sc, 0, 1, NULL) == -EINVAL && tc_sched_finish(sc) == -EINVAL,
+	       "builder: no changes after finish");
+	tc_sched_free(sc);
+
+	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
+	tc_sched_step(sc);
+	r[0] = 1;
+	tc_sched_msg(sc, 0, 1, r);
+	tc_sched_blk(sc, 0, 1);
+	err = tc_sched_finish(sc);
+	tap_ok(err == -EINVAL && strstr(tc_sched_last_error(), "route leads to node 4"),
+	       "builder: route not leading to dst is -EINVAL (%s)", tc_sched_last_error());
+	tc_sched_free(sc);
+
+	sc = tc_sched_new(&m, TC_COLL_ALLTOALL, "t", "", 0);
+	tc_sched_step(sc);
+	r[0] = -1;
+	tc_sched_msg(sc, 0, 3, r);
+	tc_sched_blk(sc, 0, 3);
+	err = tc_sched_finish(sc);
+	tap_ok(err == -EINVAL && strstr(tc_sched_last_error(), "leaves the mesh"),
+	       "builder: route leaving a mesh is -EINVAL (%s)", tc_sched_last_error());
+	tc_sched_free(sc);
+
+	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
+	tc_sched_step(sc);
+	tc_sched_msg(sc, 0, 1, NULL);
+	tc_sched_blk(sc, 0, 99);
+	err = tc_sched_finish(sc);
+	tap_ok(err == -EINVAL && strstr(tc_sched_last_error(), "out of range"), "builder: bad block is -EINVAL (%s)",
+	       tc_sched_last_error());
+	tc_sched_free(sc);
+
+	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
+	tc_sched_step(sc);
+	tc_sched_msg(sc, 5, 5, NULL);
+	tc_sched_blk(sc, 5, 6);
+	err = tc_sched_finish(sc);
+	tap_ok(err == -EINVAL && strstr(tc_sched_last_error(), "itself"), "builder: message to itself is -EINVAL (%s)",
+	       tc_sched_last_error());
+	tc_sched_free(sc);
+
+	tap_ok(tc_sched_new(&s, TC_COLL_NR, "t", "", 0) == NULL, "builder: unknown collective refused");
+}
+
+/* ------------------------------------------------ hand-built schedules */
+
+/*
+ * Fault injection points for the hand-built schedules: each builder takes
+ * a fault number and plants it.
+ */
+enum fault {
+	F_NONE,
+	F_DUP,	      /* a block sent twice */
+	F_MISSING,    /* a block never sent */
+	F_EARLY,      /* a block forwarded in the step it arrives */
+	F_LONG_ROUTE, /* a block sent the long way round */
+	F_BACK,	      /* an allgather block sent back to its origin */
+};
+
+/*
+ * Alltoall on a 4-ring, store and forward, one hop per message:
+ *   step 0: n -> n+1 carries {n,n+1}, {n,n+2}; n -> n-1 carries {n,n-1}
+ *   step 1: n -> n+1 carries {n-1,n+1} (received in step 0)
+ * Contention-free (each directed link once per step), shortest, one hop.
+ */
+static struct tc_sched *a2a_ring4(const struct tc_shape *s, enum fault f, unsigned int claims)
+{
+	struct tc_sched *sc = tc_sched_new(s, TC_COLL_ALLTOALL, "ring4", "test", claims);
+
+	tc_sched_step(sc);
+	for (int n = 0; n < 4; n++) {
+		tc_sched_msg(sc, n, (n + 1) % 4, NULL);
+		if (!(f == F_MISSING && n == 2))
+			tc_sched_blk(sc, n, (n + 1) % 4);
+		if (f == F_EARLY && n == 1)
+			tc_sched_blk(sc, 0, 2); /* node 1 gets {0,2} only in this step */
+		else
+			tc_sched_blk(sc, n, (n + 2) % 4);
+		if (f == F_LONG_ROUTE && n == 0) {
+			int8_t r[TC_MAX_DIMS] = { 3 };
+
+			tc_sched_msg(sc, n, (n + 3) % 4, r);
+		} else {
+			tc_sched_msg(sc, n, (n + 3) % 4, NULL);
+		}
+		tc_sched_blk(sc, n, (n + 3) % 4);
+		if (f == F_DUP && n == 0)
+			tc_sched_blk(sc, 0, 1);
+	}
+	tc_sched_step(sc);
+	for (int n = 0; n < 4; n++) {
+		tc_sched_msg(sc, n, (n + 1) % 4, NULL);
+		tc_sched_blk(sc, (n + 3) % 4, (n + 1) % 4);
+	}
+	if (tc_sched_finish(sc)) {
+		fprintf(stderr, "finish: %s\n", tc_sched_last_error());
+		exit(2);
+	}
+	return sc;
+}
+
+/* Alltoall on a 4-ring, direct: step k-1 every n sends {n,n+k} along the default route. */
+static struct tc_sched *a2a_direct4(const struct tc_shape *s, unsigned int claims)
+{
+	struct tc_sched *sc = tc_sched_new(s, TC_COLL_ALLTOALL, "direct4", "test", claims);
+
+	for (int k = 1; k < 4; k++) {
+		tc_sched_step(sc);
+		for (int n = 0; n < 4; n++) {
+			tc_sched_msg(sc, n, (n + k) % 4, NULL);
+			tc_sched_blk(sc, n, (n + k) % 4);
+		}
+	}
+	tc_sched_finish(sc);
+	return sc;
+}
+
+/*
+ * Allgather on a 4-ring:
+ *   step 0: n sends {n,0} to n+1 and to n-1 (one block, two copies)
+ *   step 1: n sends {n-1,0} to n+1
+ */
+static struct tc_sched *ag_ring4(const struct tc_shape *s, enum fault f, unsigned int claims)
+{
+	struct tc_sched *sc = tc_sched_new(s, TC_COLL_ALLGATHER, "agring4", "test", claims);
+
+	tc_sched_step(sc);
+	for (int n = 0; n < 4; n++) {
+		tc_sched_msg(sc, n, (n + 1) % 4, NULL);
+		tc_sched_blk(sc, n, 0);
+		tc_sched_msg(sc, n, (n + 3) % 4, NULL);
+		if (f == F_EARLY && n == 0)
+			tc_sched_blk(sc, 2, 0);
+		else if (!(f == F_MISSING && n == 3))
+			tc_sched_blk(sc, n, 0);
+	}
+	tc_sched_step(sc);
+	for (int n = 0; n < 4; n++) {
+		tc_sched_msg(sc, n, (n + 1) % 4, NULL);
+		tc_sched_blk(sc, (n + 3) % 4, 0);
+		if (f == F_DUP && n == 0)
+			tc_sched_blk(sc, 0, 0); /* to node 1 again, which has it since step 0 */
+		if (f == F_BACK && n == 1)
+			tc_sched_blk(sc, 2, 0); /* node 1 got {2,0} in step 0; node 2 is its origin */
+	}
+	tc_sched_finish(sc);
+	return sc;
+}
+
+static int verify_ok(const struct tc_sched *sc, char *why, size_t len)
+{
+	struct tc_verify_report r;
+	int err = tc_verify(sc, &r);
+
+	snprintf(why, len, "%s", r.first_violation);
+	tc_verify_report_free(&r);
+	return err == 0 && r.ok;
+}
+
+static void expect_violation(struct tc_sched *sc, const char *needle, const char *what)
+{
+	struct tc_verify_report r;
+	int err = tc_verify(sc, &r);
+
+	tap_ok(err == -EPROTO && !r.ok && strstr(r.first_violation, needle), "verify catches %s: %s", what,
+	       r.first_violation);
+	tc_verify_report_free(&r);
+	tc_sched_free(sc);
+}
+
+/* Fill send buffers with bytes that encode (origin, destination, index). */
+static uint8_t pattern(int o, int d, size_t i)
+{
+	return (uint8_t)(o * 131 + d * 29 + i * 7 + 1);
+}
+
+/* Run alltoall on the simulator, 0 and every byte right, or the sim's error. */
+static int sim_a2a(const struct tc_sched *sc, size_t m, int *bad_bytes)
+{
+	int N = sc->shape.nodes, err;
+	void **send = calloc(N, sizeof(void *)), **recv = calloc(N, sizeof(void *));
+
+	*bad_bytes = 0;
+	for (int n = 0; n < N; n++) {
+		uint8_t *p = send[n] = malloc(N * m);
+
+		recv[n] = calloc(N, m);
+		for (int d = 0; d < N; d++)
+			for (size_t i = 0; i < m; i++)
+				p[d * m + i] = pattern(n, d, i);
+	}
+	err = tc_sim_run(sc, m, send, recv);
+	for (int d = 0; d < N && !err; d++)
+		for (int o = 0; o < N; o++)
+			for (size_t i = 0; i < m; i++)
+				*bad_bytes += ((uint8_t *)recv[d])[o * m + i] != pattern(o, d, i);
+	for (int n = 0; n < N; n++) {
+		free(send[n]);
+		free(recv[n]);
+	}
+	free(send);
+	free(recv);
+	return err;
+}
+
+static int sim_ag(const struct tc_sched *sc, size_t m, int *bad_bytes)
+{
+	int N = sc->shape.nodes, err;
+	void **send = calloc(N, sizeof(void *)), **recv = calloc(N, sizeof(void *));
+
+	*bad_bytes = 0;
+	for (int n = 0; n < N; n++) {
+		uint8_t *p = send[n] = malloc(m);
+
+		recv[n] = calloc(N, m);
+		for (size_t i = 0; i < m; i++)
+			p[i] = pattern(n, 255, i);
+	}
+	err = tc_sim_run(sc, m, send, recv);
+	for (int d = 0; d < N && !err; d++)
+		for (int o = 0; o < N; o++)
+			for (size_t i = 0; i < m; i++)
+				*bad_bytes += ((uint8_t *)recv[d])[o * m + i] != pattern(o, 255, i);
+	for (int n = 0; n < N; n++) {
+		free(send[n]);
+		free(recv[n]);
+	}
+	free(send);
+	free(recv);
+	return err;
+}
+
+static void test_verify(void)
+{
+	const unsigned int all = TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP;
+	struct tc_shape r4 = shape("4", 0, 0), r4p = shape("4", 0, 1);
+	struct tc_verify_report rep;
+	struct tc_sched *sc;
+	char why[256];
+	int bad, err;
+
+	sc = a2a_ring4(&r4, F_NONE, all);
+	tap_ok(verify_ok(sc, why, sizeof(why)), "verify accepts store-and-forward 4-ring alltoall %s", why);
+	tc_verify(sc, &rep);
+	/* each directed link: step 0 carries 2 (+) or 1 (-) blocks, step 1 carries 1 on + */
+	tap_ok(rep.max_link_blocks == 3 && rep.link_blocks[0 * 2 + 0] == 3 && rep.link_blocks[0 * 2 + 1] == 1 &&
+		       rep.link_msgs[1 * 2 + 0] == 2 && rep.link_msgs[1 * 2 + 1] == 1,
+	       "verify: per-link totals (+ links 3 blocks in 2 msgs, - links 1)");
+	tc_verify_report_free(&rep);
+	err = sim_a2a(sc, 13, &bad);
+	tap_ok(err == 0 && bad == 0, "sim: 4-ring alltoall, every byte right (err %d, %d bad)", err, bad);
+	tc_sched_free(sc);
+
+	sc = a2a_direct4(&r4, TC_CLAIM_SHORTEST | TC_CLAIM_PERMUTATION);
+	tap_ok(verify_ok(sc, why, sizeof(why)), "verify accepts direct 4-ring alltoall (antipode +2) %s", why);
+	err = sim_a2a(sc, 8, &bad);
+	tap_ok(err == 0 && bad == 0, "sim: direct 4-ring alltoall, every byte right");
+	tc_sched_free(sc);
+
+	expect_violation(a2a_ring4(&r4, F_DUP, all), "step 0: message 0 -> 3: block {0,1} sent twice in one step", "a duplicated alltoall block");
+	expect_violation(a2a_ring4(&r4, F_MISSING, all), "end: block {2,3}", "a missing alltoall block");
+	expect_violation(a2a_ring4(&r4, F_EARLY, all), "step 0: message 1 -> 2: block {0,2} sent in the step node 1 receives it",
+			 "an alltoall block sent before it is held");
+	expect_violation(a2a_ring4(&r4, F_LONG_ROUTE, TC_CLAIM_SHORTEST), "step 0: message 0 -> 3: block {0,3} leaves a shortest path",
+			 "a non-shortest route under SHORTEST");
+	expect_violation(a2a_direct4(&r4, TC_CLAIM_CONTENTION_FREE), "step 1: link (node 1, port 0) carries messages 0 -> 2 and 1 -> 3",
+			 "two messages on one link in a step");
+	expect_violation(a2a_ring4(&r4p, F_NONE, TC_CLAIM_SHORTEST), "step 0: node 0 sends two messages (one-port",
+			 "a one-port violation");
+	expect_violation(a2a_direct4(&r4, TC_CLAIM_ONE_HOP), "crosses 2 links", "a two-hop message under ONE_HOP");
+
+	/* the same route without the SHORTEST claim is fine */
+	sc = a2a_ring4(&r4, F_LONG_ROUTE, 0);
+	tap_ok(verify_ok(sc, why, sizeof(why)), "verify: a long route is fine when SHORTEST is not claimed %s", why);
+	tc_sched_free(sc);
+
+	sc = a2a_ring4(&r4, F_MISSING, 0);
+	err = sim_a2a(sc, 8, &bad);
+	tap_ok(err == -EPROTO, "sim refuses a schedule missing a block: %s", tc_sched_last_error());
+	tc_sched_free(sc);
+	sc = a2a_ring4(&r4, F_EARLY, 0);
+	err = sim_a2a(sc, 8, &bad);
+	tap_ok(err == -EPROTO, "sim refuses a block sent before it is held: %s", tc_sched_last_error());
+	tc_sched_free(sc);
+	sc = a2a_ring4(&r4, F_DUP, 0);
+	err = sim_a2a(sc, 8, &bad);
+	tap_ok(err == -EPROTO, "sim refuses a duplicated block: %s", tc_sched_last_error());
+	tc_sched_free(sc);
+
+	/* allgather */
+	sc = ag_ring4(&r4, F_NONE, all);
+	tap_ok(verify_ok(sc, why, sizeof(why)), "verify accepts 4-ring allgather (copies to both sides) %s", why);
+	err = sim_ag(sc, 11, &bad);
+	tap_ok(err == 0 && bad == 0, "sim: 4-ring allgather, every byte right (err %d, %d bad)", err, bad);
+	tc_sched_free(sc);
+	expect_violation(ag_ring4(&r4, F_DUP, all), "step 1: message 0 -> 1: block {0,0} delivered to node 1 twice",
+			 "an allgather block delivered twice");
+	expect_violation(ag_ring4(&r4, F_BACK, all), "step 1: message 1 -> 2: block {2,0} sent back to its origin",
+			 "an allgather block sent back to its origin");
+	expect_violation(ag_ring4(&r4, F_MISSING, all), "end: node 2 never receives block {3,0}",
+			 "a missing allgather block");
+	expect_violation(ag_ring4(&r4, F_EARLY, all), "block {2,0} sent before node 0 holds it",
+			 "an allgather block sent before it is held");
+
+	sc = ag_ring4(&r4, F_MISSING, 0);
+	err = sim_ag(sc, 8, &bad);
+	tap_ok(err == -EPROTO, "sim refuses an allgather missing a block: %s", tc_sched_last_error());
+	tc_sched_free(sc);
+}
+
+/* Allgather: a block delivered twice to one node (not to its origin). */
+static void test_verify_ag_twice(void)
+{
+	struct tc_shape r4 = shape("4", 0, 0);
+	struct tc_sched *sc = ag_ring4(&r4, F_NONE, 0);
+	struct tc_sched *s2 = tc_sched_new(&r4, TC_COLL_ALLGATHER, "agtwice", "test", 0);
+	int bad;
+
+	/* copy sc and add a third step: node 1 sends {1,0} to node 2 again */
+	for (uint32_t st = 0; st < sc->nsteps; st++) {
+		tc_sched_step(s2);
+		for (uint32_t i = sc->step_first[st]; i < sc->step_first[st + 1]; i++) {
+			tc_sched_msg(s2, sc->msgs[i].src, sc->msgs[i].dst, sc->msgs[i].route);
+			for (uint32_t k = 0; k < sc->msgs[i].nblk; k++)
+				tc_sched_blk(s2, sc->blks[sc->msgs[i].blk_off + k].a, sc->blks[sc->msgs[i].blk_off + k].b);
+		}
+	}
+	tc_sched_step(s2);
+	tc_sched_msg(s2, 1, 2, NULL);
+	tc_sched_blk(s2, 1, 0);
+	tc_sched_finish(s2);
+	tap_ok(sim_ag(s2, 8, &bad) == -EPROTO, "sim refuses an allgather block delivered twice: %s",
+	       tc_sched_last_error());
+	expect_violation(s2, "step 2: message 1 -> 2: block {1,0} delivered to node 2 twice",
+			 "an allgather block delivered twice");
+	tc_sched_free(sc);
+}
+
+int main(void)
+{
+	test_shapes();
+	test_builder();
+	test_verify();
+	test_verify_ag_twice();
+	return tap_done();
+}
