@@ -10,7 +10,8 @@ CC ?= gcc
 O := build
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-TC_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -pthread
+# -iquote lib: lib/sched.h must not shadow the system <sched.h> that <pthread.h> includes.
+TC_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -iquote lib -pthread
 LDLIBS_TC := -pthread -lm
 
 .PHONY: all check demo clean deps install

@@ -96,6 +96,11 @@ enum tc_coll_id {
  * @transmission_blocks: critical-path transmission in blocks
  * @lower_bound_blocks: the bound for the shape (0 if none known)
  * @block_bytes: the m of that call
+ * @why: (added) why the forced algorithm (TC_*_ALGO, tc_comm_set_algo) did
+ *	not run and the library's choice ran instead; "" when it ran
+ *
+ * A caller passing a smaller @size (an older struct) gets the fields that fit.
+ * Returns 0, -ENODATA before the first call of that collective, -EINVAL.
  */
 struct tc_coll_info {
 	uint32_t size;
@@ -104,10 +109,26 @@ struct tc_coll_info {
 	double transmission_blocks;
 	double lower_bound_blocks;
 	uint64_t block_bytes;
+	char why[128];
 };
 int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_info *info);
 
+/*
+ * Force the algorithm of one collective on this communicator by name, as the
+ * TC_ALLTOALL_ALGO / TC_ALLGATHER_ALGO variables do at tc_comm_create();
+ * NULL or "auto" restores the library's choice. -ENOENT: no such algorithm.
+ * If the forced algorithm cannot build a schedule for the shape, the call
+ * runs the library's choice and tc_coll_last() says why.
+ */
+int tc_comm_set_algo(tc_comm_t *comm, enum tc_coll_id coll, const char *name);
+
 const char *tc_strerror(int err);
+/*
+ * One line saying why the calling thread's last failing tc_ call failed
+ * (e.g. "alltoall at2: step 3: timed out after 100 ms waiting for node 5 on
+ * port 2"); "" if none. Valid until the thread's next failing call.
+ */
+const char *tc_last_error(void);
 
 /* The in-process simulator: a fabric whose nodes are threads of this process. */
 struct tc_sim_attr {

@@ -1,11 +1,18 @@
-# libtoruscoll: shared (soname libtoruscoll.so.1) and static libraries.
+# libtoruscoll: shared (soname libtoruscoll.so.1, symbol versions from
+# lib/libtoruscoll.map) and static libraries, pkg-config file, install.
+TC_VERSION := 1.0.0
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 LIB_PIC_OBJS := $(patsubst %.c,$(O)/pic/%.o,$(LIB_SRCS))
 LIB_SO := $(O)/lib/libtoruscoll.so.1
 LIB_A := $(O)/lib/libtoruscoll.a
+LIB_PC := $(O)/lib/pkgconfig/toruscoll.pc
 
-all: $(LIB_A) $(LIB_SO)
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+
+all: $(LIB_A) $(LIB_SO) $(LIB_PC)
 
 $(O)/lib/%.o: lib/%.c $(wildcard lib/*.h include/*.h include/uapi/*.h)
 	@mkdir -p $(@D)
@@ -19,8 +26,32 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(LIB_SO): $(LIB_PIC_OBJS) $(wildcard lib/libtoruscoll.map)
+$(LIB_SO): $(LIB_PIC_OBJS) lib/libtoruscoll.map
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libtoruscoll.so.1 $(if $(wildcard lib/libtoruscoll.map),-Wl$(comma)--version-script=lib/libtoruscoll.map) -o $@ $(LIB_PIC_OBJS) $(LDLIBS_TC)
+	$(CC) -shared -Wl,-soname,libtoruscoll.so.1 -Wl,--version-script=lib/libtoruscoll.map \
+		-o $@ $(LIB_PIC_OBJS) $(LDLIBS_TC)
 	ln -sf libtoruscoll.so.1 $(O)/lib/libtoruscoll.so
-comma := ,
+
+$(LIB_PC): lib/toruscoll.pc.in lib/lib.mk
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(TC_VERSION)|' $< >$@
+
+# The guest collective test (tests/vm/coll_dev.c): a TAP program linked
+# statically, run inside utils/torus-vm with the rest of build/tests/vm/.
+COLL_DEV := $(if $(wildcard tests/vm/coll_dev.c),$(O)/tests/vm/coll_dev)
+all: $(COLL_DEV)
+$(O)/tests/vm/coll_dev: tests/vm/coll_dev.c $(LIB_A) $(wildcard tests/unit/tap.h)
+	@mkdir -p $(@D)
+	$(CC) $(TC_CFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS_TC)
+
+.PHONY: install-lib
+install: install-lib
+install-lib: $(LIB_A) $(LIB_SO) $(LIB_PC)
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/uapi
+	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libtoruscoll.so.1
+	ln -sf libtoruscoll.so.1 $(DESTDIR)$(LIBDIR)/libtoruscoll.so
+	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libtoruscoll.a
+	install -m 0644 $(LIB_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/toruscoll.pc
+	install -m 0644 include/toruscoll.h $(DESTDIR)$(INCLUDEDIR)/toruscoll.h
+	install -m 0644 include/uapi/torus.h $(DESTDIR)$(INCLUDEDIR)/uapi/torus.h

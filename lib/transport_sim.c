@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The simulator transport: a fabric whose nodes are threads of this process.
+ *
+ * Every node has a buffer (plain memory) and a mailbox. A send is matched to
+ * the receive its destination posts with the same (source node, arrival
+ * port, tag); whichever of the two is posted second copies the bytes from
+ * the sender's buffer into the receiver's (rendezvous: nothing is staged),
+ * and both complete then, so a send completes when it is delivered. The
+ * arrival port is computed from the route, as a router would, so a wrong
+ * port in a receive never matches and shows up as a timeout.
+ *
+ * One fabric-wide mutex protects every mailbox, record and counter; each
+ * node has its own condition variable to sleep on. Records of posted
+ * transfers live in per-node arrays that are reused once a node has reaped
+ * all its completions, so a collective allocates only while the arrays grow
+ * to their largest step.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "comm.h"
+
+#define offsetofend(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
+#define TC_SIM_STACK (256 * 1024)
+
+struct tc_sim_rec {
+	uint8_t op;	/* TC_XFER_* */
+	uint8_t done;
+	uint8_t port;	/* arrival port at the receiver */
+	uint8_t first;	/* send: first-hop port (for reports) */
+	int32_t peer;	/* send: destination; recv: source */
+	int32_t status;
+	uint32_t seg0, nsegs; /* into the owner's seg pool */
+	uint64_t tag;
+	uint64_t bytes;
+};
+
+struct tc_sim_ref {
+	int32_t node;
+	uint32_t rec;
+};
+
+struct tc_sim_node {
+	pthread_cond_t cond;
+	/* everything below: protected by tc_sim.lock */
+	int bound;
+	char *buf;
+	size_t buf_bytes;
+	struct tc_sim_rec *recs;
+	uint32_t nrecs, cap_recs;
+	struct tc_seg *segs;
+	uint32_t nsegs, cap_segs;
+	uint32_t ndone;	      /* completions not yet reaped by wait */
+	uint32_t outstanding; /* posted, not complete */
+	struct tc_sim_ref *pend; /* unmatched sends addressed to this node */
+	uint32_t npend, cap_pend;
+};
+
+struct tc_sim {
+	struct tc_shape shape;
+	pthread_mutex_t lock; /* protects all nodes' mailboxes, records and buffers */
+	int running;	      /* inside tc_sim_launch */
+	struct tc_sim_node *nodes;
+};
+
+int tc_sim_node_count(const tc_sim_t *sim)
+{
+	return sim->shape.nodes;
+}
+
+static int tc_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, (size_t)ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+TC_EXPORT int tc_sim_create(const struct tc_sim_attr *attr, tc_sim_t **out)
+{
+	pthread_condattr_t ca;
+	struct tc_sim *sim;
+	int dims[TC_MAX_DIMS];
+	int ret, n;
+
+	if (!attr || !out)
+		return tc_err(-EINVAL, "tc_sim_create: NULL argument");
+	*out = NULL;
+	if (attr->size < offsetofend(struct tc_sim_attr, port_model))
+		return tc_err(-EINVAL, "tc_sim_attr.size %u is smaller than %zu", attr->size,
+			      offsetofend(struct tc_sim_attr, port_model));
+	for (size_t i = sizeof(*attr); i < attr->size; i++)
+		if (((const unsigned char *)attr)[i])
+			return tc_err(-E2BIG, "tc_sim_attr.size %u: bytes past the %zu known are not zero", attr->size,
+				      sizeof(*attr));
+	if (attr->port_model != TC_ALL_PORT && attr->port_model != TC_ONE_PORT)
+		return tc_err(-EINVAL, "tc_sim_attr.port_model %u: not TC_ALL_PORT or TC_ONE_PORT", attr->port_model);
+	if (attr->ndims < 1 || attr->ndims > TC_MAX_DIMS)
+		return tc_err(-EINVAL, "tc_sim_attr.ndims %u: must be 1..%d", attr->ndims, TC_MAX_DIMS);
+	for (unsigned int d = 0; d < attr->ndims; d++) {
+		if (attr->dims[d] > 1024)
+			return tc_err(-EINVAL, "tc_sim_attr.dims[%u] = %u is too large", d, attr->dims[d]);
+		dims[d] = attr->dims[d];
+	}
+
+	sim = calloc(1, sizeof(*sim));
+	if (!sim)
+		return tc_err(-ENOMEM, "tc_sim_create: out of memory");
+	ret = tc_shape_init(&sim->shape, attr->ndims, dims, attr->wrap_mask, attr->port_model == TC_ONE_PORT);
+	if (ret) {
+		free(sim);
+		return tc_err(ret, "tc_sim_create: invalid shape (dims >= 2, wrap_mask within ndims, bounded size)");
+	}
+	sim->nodes = calloc(sim->shape.nodes, sizeof(*sim->nodes));
+	if (!sim->nodes) {
+		n = sim->shape.nodes;
+		free(sim);
+		return tc_err(-ENOMEM, "tc_sim_create: out of memory for %d nodes", n);
+	}
+	pthread_mutex_init(&sim->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	for (n = 0; n < sim->shape.nodes; n++)
+		pthread_cond_init(&sim->nodes[n].cond, &ca);
+	pthread_condattr_destroy(&ca);
+	*out = sim;
+	return 0;
+}
+
+TC_EXPORT void tc_sim_destroy(tc_sim_t *sim)
+{
+	if (!sim)
+		return;
+	for (int n = 0; n < sim->shape.nodes; n++) {
+		struct tc_sim_node *nd = &sim->nodes[n];
+
+		pthread_cond_destroy(&nd->cond);
+		free(nd->buf);
+		free(nd->recs);
+		free(nd->segs);
+		free(nd->pend);
+	}
+	pthread_mutex_destroy(&sim->lock);
+	free(sim->nodes);
+	free(sim);
+}
+
+struct tc_sim_thread {
+	struct tc_sim *sim;
+	int node;
+	int (*fn)(tc_comm_t *comm, void *arg);
+	void *arg;
+	int ret;
+};
+
+static void *tc_sim_thread_main(void *p)
+{
+	struct tc_sim_thread *t = p;
+	struct tc_comm_attr attr = {
+		.size = sizeof(attr),
+		.transport = TC_TRANSPORT_SIM,
+		.node = t->node,
+		.sim = t->sim,
+	};
+	tc_comm_t *comm;
+
+	t->ret = tc_comm_create(&attr, &comm);
+	if (t->ret)
+		return NULL;
+	t->ret = t->fn(comm, t->arg);
+	tc_comm_destroy(comm);
+	return NULL;
+}
+
+TC_EXPORT int tc_sim_launch(tc_sim_t *sim, int (*fn)(tc_comm_t *comm, void *arg), void *arg)
+{
+	struct tc_sim_thread *t;
+	pthread_t *tid;
+	pthread_attr_t pa;
+	int P, n, started, ret = 0;
+
+	if (!sim || !fn)
+		return tc_err(-EINVAL, "tc_sim_launch: NULL argument");
+	P = sim->shape.nodes;
+	pthread_mutex_lock(&sim->lock);
+	if (sim->running) {
+		pthread_mutex_unlock(&sim->lock);
+		return tc_err(-EBUSY, "tc_sim_launch: this simulated fabric is already running");
+	}
+	sim->running = 1;
+	pthread_mutex_unlock(&sim->lock);
+
+	t = calloc(P, sizeof(*t));
+	tid = calloc(P, sizeof(*tid));
+	if (!t || !tid) {
+		ret = tc_err(-ENOMEM, "tc_sim_launch: out of memory");
+		goto out;
+	}
+	pthread_attr_init(&pa);
+	pthread_attr_setstacksize(&pa, TC_SIM_STACK);
+	for (started = 0; started < P; started++) {
+		t[started] = (struct tc_sim_thread){ .sim = sim, .node = started, .fn = fn, .arg = arg };
+		ret = -pthread_create(&tid[started], &pa, tc_sim_thread_main, &t[started]);
+		if (ret)
+			break;
+	}
+	pthread_attr_destroy(&pa);
+	for (n = 0; n < started; n++)
+		pthread_join(tid[n], NULL);
+	if (ret) {
+		/* The nodes that started wait for the missing ones until they time out. */
+		ret = tc_err(ret, "tc_sim_launch: could not start thread %d of %d", started, P);
+		goto out;
+	}
+	for (n = 0; n < P; n++)
+		if (t[n].ret) {
+			ret = t[n].ret;
+			break;
+		}
+out:
+	/* Leave no stale mail for the next launch. */
+	pthread_mutex_lock(&sim->lock);
+	for (n = 0; n < P; n++) {
+		sim->nodes[n].npend = 0;
+		sim->nodes[n].nrecs = sim->nodes[n].nsegs = 0;
+		sim->nodes[n].ndone = sim->nodes[n].outstanding = 0;
+	}
+	sim->running = 0;
+	pthread_mutex_unlock(&sim->lock);
+	free(t);
+	free(tid);
+	return ret;
+}
+
+static struct tc_sim *to_sim(struct tc_comm *comm)
+{
+	return comm->tp;
+}
+
+static int tc_sim_open(struct tc_comm *comm, const struct tc_comm_attr *attr)
+{
+	struct tc_sim *sim = attr->sim;
+
+	if (!sim)
+		return tc_err(-EINVAL, "transport sim: tc_comm_attr.sim is NULL (use tc_sim_launch)");
+	if (attr->node >= (uint32_t)sim->shape.nodes)
+		return tc_err(-EINVAL, "transport sim: node %u not in a fabric of %d nodes", attr->node, sim->shape.nodes);
+	pthread_mutex_lock(&sim->lock);
+	if (sim->nodes[attr->node].bound) {
+		pthread_mutex_unlock(&sim->lock);
+		return tc_err(-EBUSY, "transport sim: node %u already has a communicator", attr->node);
+	}
+	sim->nodes[attr->node].bound = 1;
+	pthread_mutex_unlock(&sim->lock);
+	comm->tp = sim;
+	comm->shape = sim->shape;
+	comm->rank = attr->node;
+	return 0;
+}
+
+/* Complete a record of node n. Caller holds the lock. */
+static void __tc_sim_complete(struct tc_sim *sim, int n, uint32_t rec, int status, uint64_t bytes)
+{
+	struct tc_sim_node *nd = &sim->nodes[n];
+	struct tc_sim_rec *r = &nd->recs[rec];
+
+	r->done = 1;
+	r->status = status;
+	r->bytes = bytes;
+	nd->ndone++;
+	nd->outstanding--;
+	pthread_cond_signal(&nd->cond);
+}
+
+/* Move the bytes of send (sn, si) into receive (rn, ri) and complete both. Caller holds the lock. */
+static void __tc_sim_deliver(struct tc_sim *sim, int sn, uint32_t si, int rn, uint32_t ri)
+{
+	struct tc_sim_node *snd = &sim->nodes[sn], *rnd = &sim->nodes[rn];
+	const struct tc_sim_rec *s = &snd->recs[si], *r = &rnd->recs[ri];
+	const struct tc_seg *ss = snd->segs + s->seg0, *rs = rnd->segs + r->seg0;
+	uint64_t slen = 0, rlen = 0, soff = 0, roff = 0;
+	uint32_t i = 0, j = 0;
+	int status = 0;
+
+	for (uint32_t k = 0; k < s->nsegs; k++)
+		slen += ss[k].length;
+	for (uint32_t k = 0; k < r->nsegs; k++)
+		rlen += rs[k].length;
+	if (slen != rlen) {
+		status = -EMSGSIZE;
+		slen = 0;
+	}
+	/* Walk both segment lists in step. */
+	while (slen && i < s->nsegs && j < r->nsegs) {
+		uint64_t n = ss[i].length - soff;
+
+		if (rs[j].length - roff < n)
+			n = rs[j].length - roff;
+		memcpy(rnd->buf + rs[j].offset + roff, snd->buf + ss[i].offset + soff, n);
+		soff += n;
+		roff += n;
+		if (soff == ss[i].length) {
+			i++;
+			soff = 0;
+		}
+		if (roff == rs[j].length) {
+			j++;
+			roff = 0;
+		}
+	}
+	__tc_sim_complete(sim, sn, si, status, slen);
+	__tc_sim_complete(sim, rn, ri, status, slen);
+}
+
+/* Withdraw everything node n has outstanding. Caller holds the lock. */
+static void __tc_sim_cancel(struct tc_sim *sim, int n)
+{
+	struct tc_sim_node *nd = &sim->nodes[n];
+
+	for (uint32_t i = 0; i < nd->nrecs; i++) {
+		struct tc_sim_rec *r = &nd->recs[i];
+		struct tc_sim_node *dst;
+
+		if (r->done || r->op != TC_XFER_SEND)
+			continue;
+		dst = &sim->nodes[r->peer];
+		for (uint32_t k = 0; k < dst->npend; k++)
+			if (dst->pend[k].node == n && dst->pend[k].rec == i) {
+				dst->pend[k] = dst->pend[--dst->npend];
+				break;
+			}
+	}
+	nd->nrecs = nd->nsegs = 0;
+	nd->ndone = nd->outstanding = 0;
+}
+
+static void tc_sim_close(struct tc_comm *comm)
+{
+	struct tc_sim *sim = to_sim(comm);
+
+	pthread_mutex_lock(&sim->lock);
+	__tc_sim_cancel(sim, comm->rank);
+	sim->nodes[comm->rank].bound = 0;
+	pthread_mutex_unlock(&sim->lock);
+}
+
+static int tc_sim_buffer(struct tc_comm *comm, size_t bytes, void **base)
+{
+	struct tc_sim *sim = to_sim(comm);
+	struct tc_sim_node *nd = &sim->nodes[comm->rank];
+	int ret = 0;
+
+	pthread_mutex_lock(&sim->lock);
+	if (bytes > nd->buf_bytes) {
+		char *p;
+
+		if (nd->outstanding) {
+			ret = tc_err(-EBUSY, "transport sim: buffer resized with transfers outstanding");
+			goto out;
+		}
+		p = realloc(nd->buf, bytes);
+		if (!p) {
+			ret = tc_err(-ENOMEM, "transport sim: no memory for a %zu-byte buffer", bytes);
+			goto out;
+		}
+		nd->buf = p;
+		nd->buf_bytes = bytes;
+	}
+	*base = nd->buf;
+out:
+	pthread_mutex_unlock(&sim->lock);
+	return ret;
+}
+
+/* Check one transfer as the device would; fills the arrival port of a send. */
+static int tc_sim_check(struct tc_comm *comm, const struct tc_xfer *x, int *arrival)
+{
+	const struct tc_shape *sh = &comm->shape;
+	struct tc_sim_node *nd = &to_sim(comm)->nodes[comm->rank];
+	int first = -1, last = -1;
+
+	if (x->op != TC_XFER_SEND && x->op != TC_XFER_RECV)
+		return tc_err(-EINVAL, "transport sim: transfer op %u unknown", x->op);
+	if (x->peer < 0 || x->peer >= sh->nodes || x->peer == comm->rank)
+		return tc_err(-EINVAL, "transport sim: peer %d invalid for node %d", x->peer, comm->rank);
+	if (x->port >= 2 * sh->ndims)
+		return tc_err(-EINVAL, "transport sim: port %u invalid", x->port);
+	if (!x->nsegs || !x->segs)
+		return tc_err(-EINVAL, "transport sim: transfer without segments");
+	for (uint32_t i = 0; i < x->nsegs; i++)
+		if (!x->segs[i].length || x->segs[i].offset > nd->buf_bytes ||
+		    x->segs[i].length > nd->buf_bytes - x->segs[i].offset)
+			return tc_err(-EINVAL, "transport sim: segment [%llu, +%llu) outside the %zu-byte buffer",
+				      (unsigned long long)x->segs[i].offset, (unsigned long long)x->segs[i].length,
+				      nd->buf_bytes);
+	if (x->op == TC_XFER_RECV) {
+		*arrival = x->port;
+		return 0;
+	}
+	for (int d = 0; d < TC_MAX_DIMS; d++) {
+		if (!x->route[d])
+			continue;
+		if (d >= sh->ndims)
+			return tc_err(-EINVAL, "transport sim: route moves in dimension %d of a %d-D fabric", d, sh->ndims);
+		if (first < 0)
+			first = 2 * d + (x->route[d] > 0 ? 0 : 1);
+		last = 2 * d + (x->route[d] > 0 ? 1 : 0);
+	}
+	if (first < 0 || tc_shape_walk(sh, comm->rank, x->route) != x->peer)
+		return tc_err(-EINVAL, "transport sim: route from node %d does not lead to node %d", comm->rank, x->peer);
+	if (x->port != first)
+		return tc_err(-EINVAL, "transport sim: send on port %u but the route leaves on port %d", x->port, first);
+	*arrival = last;
+	return 0;
+}
+
+static int tc_sim_post(struct tc_comm *comm, const struct tc_xfer *x, unsigned int n)
+{
+	struct tc_sim *sim = to_sim(comm);
+	int me = comm->rank;
+	struct tc_sim_node *nd = &sim->nodes[me];
+	uint32_t nsegs = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&sim->lock);
+	for (unsigned int i = 0; i < n; i++)
+		nsegs += x[i].nsegs;
+	if (tc_grow((void **)&nd->recs, &nd->cap_recs, nd->nrecs + n, sizeof(*nd->recs)) ||
+	    tc_grow((void **)&nd->segs, &nd->cap_segs, nd->nsegs + nsegs, sizeof(*nd->segs))) {
+		ret = tc_err(-ENOMEM, "transport sim: out of memory posting %u transfers", n);
+		goto out;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t ri = nd->nrecs;
+		struct tc_sim_rec *r = &nd->recs[ri];
+		int arrival = -1;
+
+		ret = tc_sim_check(comm, &x[i], &arrival);
+		if (ret)
+			goto out;
+		*r = (struct tc_sim_rec){
+			.op = x[i].op,
+			.port = arrival,
+			.first = x[i].port,
+			.peer = x[i].peer,
+			.seg0 = nd->nsegs,
+			.nsegs = x[i].nsegs,
+			.tag = x[i].tag,
+		};
+		memcpy(nd->segs + nd->nsegs, x[i].segs, x[i].nsegs * sizeof(*nd->segs));
+		nd->nsegs += x[i].nsegs;
+		nd->nrecs++;
+		nd->outstanding++;
+
+		if (r->op == TC_XFER_SEND) {
+			struct tc_sim_node *dst = &sim->nodes[r->peer];
+			uint32_t k;
+
+			for (k = 0; k < dst->nrecs; k++) {
+				const struct tc_sim_rec *q = &dst->recs[k];
+
+				if (q->op == TC_XFER_RECV && !q->done && q->peer == me && q->port == r->port &&
+				    q->tag == r->tag)
+					break;
+			}
+			if (k < dst->nrecs) {
+				__tc_sim_deliver(sim, me, ri, r->peer, k);
+				continue;
+			}
+			if (tc_grow((void **)&dst->pend, &dst->cap_pend, dst->npend + 1, sizeof(*dst->pend))) {
+				nd->nrecs--;
+				nd->nsegs -= r->nsegs;
+				nd->outstanding--;
+				ret = tc_err(-ENOMEM, "transport sim: out of memory queueing a send");
+				goto out;
+			}
+			dst->pend[dst->npend++] = (struct tc_sim_ref){ .node = me, .rec = ri };
+			continue;
+		}
+		for (uint32_t k = 0; k < nd->npend; k++) {
+			const struct tc_sim_ref *ref = &nd->pend[k];
+			const struct tc_sim_rec *q = &sim->nodes[ref->node].recs[ref->rec];
+
+			if (ref->node == r->peer && q->port == r->port && q->tag == r->tag) {
+				struct tc_sim_ref hit = *ref;
+
+				nd->pend[k] = nd->pend[--nd->npend];
+				__tc_sim_deliver(sim, hit.node, hit.rec, me, ri);
+				break;
+			}
+		}
+	}
+out:
+	pthread_mutex_unlock(&sim->lock);
+	return ret;
+}
+
+static int tc_sim_wait(struct tc_comm *comm, unsigned int n, int timeout_ms, struct tc_wait_err *err)
+{
+	struct tc_sim *sim = to_sim(comm);
+	struct tc_sim_node *nd = &sim->nodes[comm->rank];
+	struct timespec dl;
+	int ret = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&sim->lock);
+	if (n > nd->ndone + nd->outstanding) {
+		ret = tc_err(-EINVAL, "transport sim: waiting for %u completions with %u posted", n,
+			     nd->ndone + nd->outstanding);
+		goto out;
+	}
+	while (nd->ndone < n) {
+		int rc = pthread_cond_timedwait(&nd->cond, &sim->lock, &dl);
+
+		if (rc == ETIMEDOUT && nd->ndone < n) {
+			for (uint32_t i = 0; i < nd->nrecs; i++)
+				if (!nd->recs[i].done) {
+					err->port = nd->recs[i].op == TC_XFER_SEND ? nd->recs[i].first : nd->recs[i].port;
+					err->peer = nd->recs[i].peer;
+					err->tag = nd->recs[i].tag;
+					break;
+				}
+			err->status = -ETIMEDOUT;
+			__tc_sim_cancel(sim, comm->rank);
+			ret = -ETIMEDOUT;
+			goto out;
+		}
+	}
+	nd->ndone -= n;
+	/* A failed completion fails the wait. */
+	for (uint32_t i = 0; i < nd->nrecs; i++)
+		if (nd->recs[i].done && nd->recs[i].status) {
+			err->status = nd->recs[i].status;
+			err->port = nd->recs[i].op == TC_XFER_SEND ? nd->recs[i].first : nd->recs[i].port;
+			err->peer = nd->recs[i].peer;
+			err->tag = nd->recs[i].tag;
+			ret = nd->recs[i].status;
+			__tc_sim_cancel(sim, comm->rank);
+			goto out;
+		}
+	if (!nd->ndone && !nd->outstanding)
+		nd->nrecs = nd->nsegs = 0;
+out:
+	pthread_mutex_unlock(&sim->lock);
+	return ret;
+}
+
+const struct tc_transport_ops tc_transport_sim = {
+	.name = "sim",
+	.open = tc_sim_open,
+	.close = tc_sim_close,
+	.buffer = tc_sim_buffer,
+	.post = tc_sim_post,
+	.wait = tc_sim_wait,
+};
