@@ -237,6 +237,57 @@ static void check_one(const struct tc_algo *al, const struct tc_shape *sh, const
 	tc_sched_free(s);
 }
 
+/*
+ * The 8 x 8 Latin square printed in the slides (004, "The generated Latin
+ * square", first row a_j = tau(j) = 0 2 4 6 1 3 5 7): ATAPE on 8 nodes uses the
+ * same basic-permutation rows with a_j = j, so in step i (row i) the sender
+ * tau(j) must address slides[i][j].
+ */
+static void check_slides_square(void)
+{
+	static const int slides[8][8] = {
+		{ 0, 2, 4, 6, 1, 3, 5, 7 }, { 1, 3, 5, 7, 0, 2, 4, 6 }, { 3, 1, 7, 5, 2, 0, 6, 4 },
+		{ 2, 0, 6, 4, 3, 1, 7, 5 }, { 6, 4, 2, 0, 7, 5, 3, 1 }, { 7, 5, 3, 1, 6, 4, 2, 0 },
+		{ 5, 7, 1, 3, 4, 6, 0, 2 }, { 4, 6, 0, 2, 5, 7, 1, 3 },
+	};
+	struct tc_shape sh;
+	struct tc_sched *s = NULL;
+	const char *why = NULL;
+	int ok;
+
+	tc_shape_parse(&sh, "8", 0, 0);
+	ok = !tc_algo_atape.build(&sh, &s, &why) && s->nsteps == 7;
+	for (uint32_t st = 0; ok && st < s->nsteps; st++)
+		for (uint32_t i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
+			const struct tc_msg *m = &s->msgs[i];
+			int j = 0;
+
+			while (slides[0][j] != m->src)
+				j++;
+			if (slides[st + 1][j] != m->dst)
+				ok = 0;
+		}
+	tap_ok(ok, "atape on 8: steps are rows 1..7 of the slides' 8x8 Latin square");
+	tc_sched_free(s);
+}
+
+/* Bruck's rearrangement: two rotations of P blocks plus the blocks packed before each step. */
+static void check_bruck_rearranged(const char *dims, int64_t want)
+{
+	struct tc_shape sh;
+	struct tc_sched *s = NULL;
+	const char *why = NULL;
+
+	tc_shape_parse(&sh, dims, 0, 0);
+	if (tc_algo_bruck_a2a.build(&sh, &s, &why)) {
+		tap_ok(0, "bruck on %s: builds (%s)", dims, why);
+		return;
+	}
+	tap_ok(s->rearranged_blocks == want, "bruck on %s: rearranged %lld blocks, want %lld", dims,
+	       (long long)s->rearranged_blocks, (long long)want);
+	tc_sched_free(s);
+}
+
 static void check_bad_input(void)
 {
 	/* A shape struct that never went through tc_shape_init is refused with an errno. */
@@ -306,6 +357,9 @@ int main(void)
 	check_latin("8");
 	check_latin("4x4");
 	check_latin("6x5");
+	check_slides_square();
+	check_bruck_rearranged("4x4", 2 * 16 + 4 * 8);	 /* bits 0..3 each set in 8 of 1..15 */
+	check_bruck_rearranged("5", 2 * 5 + 2 + 2 + 1); /* 1..4: bit 0 {1,3}, bit 1 {2,3}, bit 2 {4} */
 	check_bad_input();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	tap_diag("wall time %.2f s", (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
