@@ -1,20 +1,351 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* all-port ring complete exchange (000 Sec. 3.1, Algorithm AR). Placeholder: the implementation replaces this file. */
+/*
+ * Complete exchange on an all-port ring: Algorithm AR (000 Sec. III-A,
+ * Fig. 2; Lemma 2: p/2 startups, ceil(p^2/8) blocks of transmission), and the
+ * ring engine the other all-port algorithms run their phases on (see
+ * alltoall_allport.h for the stages and the tie rules).
+ *
+ * The engine is a step-by-step relay: each node keeps, per dimension, the
+ * blocks of Stage 1, of its primary and of its secondary direction, and sends
+ * a whole list as one message. Every block is touched once per message that
+ * carries it, so building costs O(blocks in the schedule).
+ */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "algos.h"
+#include "alltoall_allport.h"
+
+enum { AP_S1, AP_PRI, AP_SEC, AP_INC, TC_AP_NLISTS };
+
+static int vec_push(struct tc_ap_vec *v, int32_t a, int32_t b, int32_t e)
+{
+	if (v->n == v->cap) {
+		uint32_t ncap = v->cap ? v->cap * 2 : 16;
+		struct tc_ap_item *p;
+
+		if (ncap < v->cap)
+			return -ENOMEM;
+		p = realloc(v->v, (size_t)ncap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		v->v = p;
+		v->cap = ncap;
+	}
+	v->v[v->n].a = a;
+	v->v[v->n].b = b;
+	v->v[v->n].e = e;
+	v->n++;
+	return 0;
+}
+
+static struct tc_ap_vec *ap_list(struct tc_ap *ap, int node, int d, int which)
+{
+	return &ap->work[((size_t)node * ap->ndims + d) * TC_AP_NLISTS + which];
+}
+
+int tc_ap_init(struct tc_ap *ap, struct tc_sched *s)
+{
+	const struct tc_shape *sh = &s->shape;
+
+	memset(ap, 0, sizeof(*ap));
+	ap->s = s;
+	ap->sh = sh;
+	ap->nodes = sh->nodes;
+	ap->ndims = sh->ndims;
+	ap->coords = malloc((size_t)sh->nodes * sh->ndims * sizeof(*ap->coords));
+	ap->hold = calloc(sh->nodes, sizeof(*ap->hold));
+	ap->next = calloc(sh->nodes, sizeof(*ap->next));
+	ap->work = calloc((size_t)sh->nodes * sh->ndims * TC_AP_NLISTS, sizeof(*ap->work));
+	if (!ap->coords || !ap->hold || !ap->next || !ap->work) {
+		tc_ap_free(ap);
+		return -ENOMEM;
+	}
+	for (int n = 0; n < sh->nodes; n++)
+		tc_shape_coords(sh, n, &ap->coords[(size_t)n * sh->ndims]);
+	return 0;
+}
+
+void tc_ap_free(struct tc_ap *ap)
+{
+	if (ap->hold)
+		for (int n = 0; n < ap->nodes; n++)
+			free(ap->hold[n].v);
+	if (ap->next)
+		for (int n = 0; n < ap->nodes; n++)
+			free(ap->next[n].v);
+	if (ap->work)
+		for (size_t i = 0; i < (size_t)ap->nodes * ap->ndims * TC_AP_NLISTS; i++)
+			free(ap->work[i].v);
+	free(ap->out[0].v);
+	free(ap->out[1].v);
+	free(ap->coords);
+	free(ap->hold);
+	free(ap->next);
+	free(ap->work);
+	memset(ap, 0, sizeof(*ap));
+}
+
+int tc_ap_hold(struct tc_ap *ap, int node, int32_t a, int32_t b)
+{
+	return vec_push(&ap->hold[node], a, b, 0);
+}
+
+/* Logical index parity of node on the ring of dimension d with stride g. */
+static int ap_parity(const struct tc_ap *ap, int node, int d, int g)
+{
+	return (ap->coords[(size_t)node * ap->ndims + d] / g) & 1;
+}
+
+/* A block arrived at node with remaining offset e: file it. */
+static int ap_arrive(struct tc_ap *ap, int node, int d, int g, const struct tc_ap_item *it, int32_t e, int which)
+{
+	int prim;
+
+	if (!e)
+		return vec_push(&ap->next[node], it->a, it->b, 0);
+	if (which < 0) {
+		prim = ap_parity(ap, node, d, g) ? -1 : 1;
+		which = (e > 0) == (prim > 0) ? AP_PRI : AP_SEC;
+	}
+	return vec_push(ap_list(ap, node, d, which), it->a, it->b, e);
+}
+
+/* Emit one message of node along dimension d carrying v; hops logical hops of stride g. */
+static int ap_emit(struct tc_ap *ap, int node, int d, int g, int hops, struct tc_ap_vec *v, int which)
+{
+	int8_t route[TC_MAX_DIMS] = { 0 };
+	int dst, err;
+
+	if (!v->n)
+		return 0;
+	route[d] = (int8_t)(hops * g);
+	dst = tc_shape_walk(ap->sh, node, route);
+	if (dst < 0)
+		return -EINVAL;
+	err = tc_sched_msg(ap->s, node, dst, route);
+	if (err < 0)
+		return err;
+	for (uint32_t i = 0; i < v->n; i++) {
+		err = tc_sched_blk(ap->s, v->v[i].a, v->v[i].b);
+		if (err)
+			return err;
+		err = ap_arrive(ap, dst, d, g, &v->v[i], v->v[i].e - hops, which);
+		if (err)
+			return err;
+	}
+	v->n = 0;
+	return 0;
+}
+
+int tc_ap_phase(struct tc_ap *ap, const int *stride, tc_ap_dim_fn fn, void *ctx)
+{
+	const int nd = ap->ndims;
+	int L[TC_MAX_DIMS], steps = 0, err;
+
+	for (int d = 0; d < nd; d++) {
+		L[d] = 0;
+		if (!stride[d])
+			continue;
+		if (stride[d] < 0 || ap->sh->dims[d] % stride[d] || (ap->sh->dims[d] / stride[d]) % 2 ||
+		    !(ap->sh->wrap_mask & (1u << d)))
+			return -EINVAL;
+		L[d] = ap->sh->dims[d] / stride[d];
+		if (L[d] / 2 > steps)
+			steps = L[d] / 2;
+	}
+
+	/* Sort what every node holds into Stage 1 lists (or keep it). */
+	for (int n = 0; n < ap->nodes; n++) {
+		struct tc_ap_vec *h = &ap->hold[n];
+
+		for (uint32_t i = 0; i < h->n; i++) {
+			const struct tc_ap_item *it = &h->v[i];
+			int d = fn(ctx, n, it->a, it->b);
+			int cur, to, diff, e;
+
+			if (d >= 0 && (d >= nd || !stride[d]))
+				return -EINVAL;
+			if (d >= 0) {
+				cur = ap->coords[(size_t)n * nd + d];
+				to = ap->coords[(size_t)it->b * nd + d];
+				diff = ((to - cur) % ap->sh->dims[d] + ap->sh->dims[d]) % ap->sh->dims[d];
+				if (diff % stride[d])
+					return -EINVAL;
+				e = diff / stride[d];
+				if (2 * e > L[d])
+					e -= L[d];
+				if (e) {
+					err = vec_push(ap_list(ap, n, d, AP_S1), it->a, it->b, e);
+					if (err)
+						return err;
+					continue;
+				}
+			}
+			err = vec_push(&ap->next[n], it->a, it->b, 0);
+			if (err)
+				return err;
+		}
+		h->n = 0;
+	}
+
+	for (int t = 0; t < steps; t++) {
+		err = tc_sched_step(ap->s);
+		if (err < 0)
+			return err;
+		for (int n = 0; n < ap->nodes; n++) {
+			for (int d = 0; d < nd; d++) {
+				int g = stride[d], par, prim;
+				struct tc_ap_vec *v;
+
+				if (!g || t >= L[d] / 2)
+					continue;
+				par = ap_parity(ap, n, d, g);
+				prim = par ? -1 : 1;
+				if (t == 0) {
+					/* Stage 1: odd offsets one logical hop; ties by parity. */
+					v = ap_list(ap, n, d, AP_S1);
+					for (uint32_t i = 0; i < v->n; i++) {
+						struct tc_ap_item it = v->v[i];
+
+						if (2 * it.e == L[d])
+							it.e = (L[d] % 4 == 0) ? prim * it.e : (par ? it.e : -it.e);
+						if (it.e & 1)
+							err = vec_push(&ap->out[it.e > 0 ? 0 : 1], it.a, it.b, it.e);
+						else
+							err = vec_push(ap_list(ap, n, d, (it.e > 0) == (prim > 0) ? AP_PRI : AP_SEC),
+								       it.a, it.b, it.e);
+						if (err)
+							return err;
+					}
+					v->n = 0;
+					err = ap_emit(ap, n, d, g, 1, &ap->out[0], -1);
+					if (!err)
+						err = ap_emit(ap, n, d, g, -1, &ap->out[1], -1);
+				} else if (t <= L[d] / 4) {
+					/* Stage 2: primary direction, arrivals wait in AP_INC. */
+					err = ap_emit(ap, n, d, g, 2 * prim, ap_list(ap, n, d, AP_PRI), AP_INC);
+				} else {
+					/* Stage 3: secondary direction. */
+					err = ap_emit(ap, n, d, g, -2 * prim, ap_list(ap, n, d, AP_SEC), AP_INC);
+				}
+				if (err)
+					return err;
+			}
+		}
+		if (t == 0)
+			continue;
+		/* Arrivals of a relay step are sent in the next one. */
+		for (int n = 0; n < ap->nodes; n++) {
+			for (int d = 0; d < nd; d++) {
+				struct tc_ap_vec tmp, *act, *inc;
+
+				if (!stride[d] || t >= L[d] / 2)
+					continue;
+				act = ap_list(ap, n, d, t <= L[d] / 4 ? AP_PRI : AP_SEC);
+				inc = ap_list(ap, n, d, AP_INC);
+				tmp = *act;
+				*act = *inc;
+				*inc = tmp;
+			}
+		}
+	}
+
+	/* Whatever a ring did not deliver is a bug in the caller's strides. */
+	for (int n = 0; n < ap->nodes; n++)
+		for (int d = 0; d < nd; d++)
+			for (int w = 0; w < TC_AP_NLISTS; w++)
+				if (ap_list(ap, n, d, w)->n)
+					return -EPROTO;
+	for (int n = 0; n < ap->nodes; n++) {
+		struct tc_ap_vec tmp = ap->hold[n];
+
+		ap->hold[n] = ap->next[n];
+		ap->next[n] = tmp;
+	}
+	return steps;
+}
+
+int tc_ap_check_done(const struct tc_ap *ap)
+{
+	for (int n = 0; n < ap->nodes; n++) {
+		const struct tc_ap_vec *h = &ap->hold[n];
+
+		for (uint32_t i = 0; i < h->n; i++)
+			if (h->v[i].b != n)
+				return -EPROTO;
+	}
+	return 0;
+}
+
+static int ar_dim0(void *ctx, int node, int32_t a, int32_t b)
+{
+	(void)ctx;
+	(void)node;
+	(void)a;
+	(void)b;
+	return 0;
+}
+
+int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	const int stride[TC_MAX_DIMS] = { 1 };
+	struct tc_sched *s;
+	struct tc_ap ap;
+	int p, err;
+
+	if (shape->ndims != 1 || !(shape->wrap_mask & 1)) {
+		*why = "ar: needs a ring (1-D torus); use opt2d or pad for other shapes";
+		return -EOPNOTSUPP;
+	}
+	if (shape->one_port) {
+		*why = "ar: all-port algorithm; use ar1 on one-port rings";
+		return -EOPNOTSUPP;
+	}
+	p = shape->dims[0];
+	if (p % 2) {
+		*why = "ar: ring size must be even (000 Sec. III); use opt2d or pad for odd rings";
+		return -EOPNOTSUPP;
+	}
+	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "ar", "000 Sec. III-A, Fig. 2 (Algorithm AR), Lemma 2",
+			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
+	if (!s)
+		return -ENOMEM;
+	err = tc_ap_init(&ap, s);
+	if (err)
+		goto err_free_sched;
+	for (int n = 0; n < p && !err; n++)
+		for (int t = 0; t < p && !err; t++)
+			if (t != n)
+				err = tc_ap_hold(&ap, n, n, t);
+	if (!err)
+		err = tc_ap_phase(&ap, stride, ar_dim0, NULL);
+	if (err >= 0)
+		err = tc_ap_check_done(&ap);
+	tc_ap_free(&ap);
+	if (err)
+		goto err_free_sched;
+	err = tc_sched_finish(s);
+	if (err)
+		goto err_free_sched;
+	*out = s;
+	return 0;
+
+err_free_sched:
+	tc_sched_free(s);
+	*why = "ar: internal error building the schedule";
+	return err;
+}
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
-	(void)shape;
-	(void)out;
-	*why = "ar: not implemented yet";
-	return -EOPNOTSUPP;
+	return tc_ar_build_ring(shape, out, why);
 }
 
 const struct tc_algo tc_algo_ar = {
 	.name = "ar",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "all-port ring complete exchange (000 Sec. 3.1, Algorithm AR)",
+	.summary = "all-port ring complete exchange (000 Sec. III-A, Algorithm AR): ceil(p^2/8) blocks in p/2 steps",
 	.build = build,
 };
