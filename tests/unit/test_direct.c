@@ -288,6 +288,35 @@ static void check_bruck_rearranged(const char *dims, int64_t want)
 	tc_sched_free(s);
 }
 
+/*
+ * Direct routed messages with the antipode split by source parity load every
+ * directed link equally; on tori whose sides are multiples of 4 that is
+ * exactly Lemma 1's bound N1 * P / 8 (N1 the largest side).
+ */
+static void check_direct_link_load(const char *dims)
+{
+	struct tc_verify_report r;
+	struct tc_shape sh;
+	struct tc_sched *s = NULL;
+	const char *why = NULL;
+	int64_t n1 = 0;
+
+	tc_shape_parse(&sh, dims, 0, 0);
+	for (int d = 0; d < sh.ndims; d++)
+		if (sh.dims[d] > n1)
+			n1 = sh.dims[d];
+	if (tc_algo_direct.build(&sh, &s, &why)) {
+		tap_ok(0, "direct on %s: builds (%s)", dims, why);
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	tc_verify(s, &r);
+	tap_ok(r.ok && r.max_link_blocks == n1 * sh.nodes / 8, "direct on %s: max link load %lld = N1*P/8 = %lld",
+	       dims, (long long)r.max_link_blocks, (long long)(n1 * sh.nodes / 8));
+	tc_verify_report_free(&r);
+	tc_sched_free(s);
+}
+
 static void check_bad_input(void)
 {
 	/* A shape struct that never went through tc_shape_init is refused with an errno. */
@@ -360,6 +389,11 @@ int main(void)
 	check_slides_square();
 	check_bruck_rearranged("4x4", 2 * 16 + 4 * 8);	 /* bits 0..3 each set in 8 of 1..15 */
 	check_bruck_rearranged("5", 2 * 5 + 2 + 2 + 1); /* 1..4: bit 0 {1,3}, bit 1 {2,3}, bit 2 {4} */
+	check_direct_link_load("4x4");
+	check_direct_link_load("4x8");
+	check_direct_link_load("8x8");
+	check_direct_link_load("16x16");
+	check_direct_link_load("8");
 	check_bad_input();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	tap_diag("wall time %.2f s", (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
