@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * torus: ports. Posting validates a descriptor and queues it (sends on the
+ * engine of their first-hop port, receives on the arrival port's receive
+ * queue). A port engine, a work item on the fabric's unbound workqueue,
+ * takes its sends in order: the oldest matching receive at the destination
+ * gets the message copied matrix to matrix; without one the message is
+ * parked in the destination port's FIFO if its byte credits allow, else the
+ * engine stalls until a receive is posted or credits come back.
+ */
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "torus.h"
+
+struct torus_engine *torus_node_engine(struct torus_node *n, u32 port)
+{
+	return torus_one_port(n->fab) ? &n->eng1 : &n->ports[port].eng;
+}
+
+void torus_engine_init(struct torus_engine *eng, struct torus_node *n)
+{
+	eng->node = n;
+	INIT_DELAYED_WORK(&eng->dwork, torus_engine_work);
+	INIT_LIST_HEAD(&eng->txq);
+	INIT_LIST_HEAD(&eng->wait_entry);
+}
+
+void torus_engine_kick(struct torus_engine *eng)
+{
+	queue_delayed_work(eng->node->fab->wq, &eng->dwork, 0);
+}
+
+/* Caller holds fab->lock. */
+void __torus_wake_waiters(struct list_head *waiters)
+{
+	struct torus_engine *eng, *tmp;
+
+	list_for_each_entry_safe(eng, tmp, waiters, wait_entry) {
+		list_del_init(&eng->wait_entry);
+		torus_engine_kick(eng);
+	}
+}
+
+static void torus_kdesc_free(struct torus_kdesc *d)
+{
+	torus_matrix_put(d->mx);
+	kfree(d);
+}
+
+static void torus_kdesc_free_list(struct list_head *list)
+{
+	struct torus_kdesc *d, *tmp;
+
+	list_for_each_entry_safe(d, tmp, list, list)
+		torus_kdesc_free(d);
+}
+
+/* Caller holds fab->lock. */
+static void __torus_complete(struct torus_kdesc *d, int status, u64 bytes, u32 peer, u64 tag,
+			     u64 t_start, u64 t_end)
+{
+	struct torus_cqe e = {
+		.user_data = d->user_data,
+		.tag = tag,
+		.op = d->op,
+		.port = d->port,
+		.status = status,
+		.bytes = status ? 0 : bytes,
+		.peer = peer,
+		.t_start_ns = t_start,
+		.t_end_ns = t_end,
+	};
+
+	torus_cq_complete(d->node, &e);
+}
+
+static bool torus_tag_matches(const struct torus_kdesc *r, u64 tag)
+{
+	return (r->flags & TORUS_RECV_ANY_TAG) || r->tag == tag;
+}
+
+/* Oldest receive on @rp matching @tag, unlinked. Caller holds fab->lock. */
+static struct torus_kdesc *__torus_claim_recv(struct torus_port *rp, u64 tag)
+{
+	struct torus_kdesc *r;
+
+	list_for_each_entry(r, &rp->rxq, list) {
+		if (torus_tag_matches(r, tag)) {
+			list_del(&r->list);
+			rp->rq_count--;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+/* Oldest FIFO message on @rp matching receive @r, unlinked. Caller holds fab->lock. */
+static struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kdesc *r)
+{
+	struct torus_fifo_msg *msg;
+
+	list_for_each_entry(msg, &rp->fifo, list) {
+		if (torus_tag_matches(r, msg->tag)) {
+			list_del(&msg->list);
+			return msg;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Scatter a claimed FIFO message into claimed receive @r, return the
+ * message's credits and complete @r. Frees both. Called without locks.
+ */
+static void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp,
+			       struct torus_fifo_msg *msg, struct torus_kdesc *r)
+{
+	struct torus_seg flat = { .offset = 0, .length = msg->len };
+	int status = r->len == msg->len ? 0 : -EMSGSIZE;
+
+	if (!status)
+		torus_copy_segs(r->mx->vaddr, r->segs, r->nsegs, msg->data, &flat, 1, msg->len);
+	spin_lock(&f->lock);
+	rp->fifo_used -= msg->len;
+	__torus_wake_waiters(&rp->waiters);
+	__torus_complete(r, status, msg->len, msg->src, msg->tag, msg->t_start_ns, msg->t_end_ns);
+	spin_unlock(&f->lock);
+	kvfree(msg);
+	torus_kdesc_free(r);
+}
+
+/* Take the head send off @eng's queue. Caller holds fab->lock. */
+static void __torus_unqueue_send(struct torus_kdesc *d)
+{
+	list_del(&d->list);
+	d->node->ports[d->port].sq_count--;
+}
+
+/* One send of @eng. Returns true after progress, false when idle or stalled. */
+static bool torus_engine_step(struct torus_engine *eng)
+{
+	struct torus_node *src = eng->node;
+	struct torus_fabric *f = src->fab;
+	struct torus_kdesc *d, *r, *late = NULL;
+	struct torus_fifo_msg *msg = NULL;
+	struct torus_seg flat;
+	struct torus_node *dst;
+	struct torus_port *rp;
+	struct torus_link *l;
+	u64 delay = 0, t0, t1;
+	bool drop = false;
+	int status = 0;
+	u32 i;
+
+	spin_lock(&f->lock);
+	d = list_first_entry_or_null(&eng->txq, struct torus_kdesc, list);
+	if (!d) {
+		spin_unlock(&f->lock);
+		return false;
+	}
+	dst = &f->node[d->dst];
+	rp = &dst->ports[d->arrival];
+	for (i = 0; i < d->nhops; i++) {
+		l = torus_link_of(f, d->route[i]);
+		if (l->fault_flags & TORUS_FAULT_DOWN)
+			status = -ENOLINK;
+		if ((l->fault_flags & TORUS_FAULT_DROP) && l->drop_count)
+			drop = true;
+		if (l->fault_flags & TORUS_FAULT_DELAY)
+			delay += l->delay_ns;
+	}
+	if (status || drop) {
+		for (i = 0; drop && !status && i < d->nhops; i++) {
+			l = torus_link_of(f, d->route[i]);
+			if ((l->fault_flags & TORUS_FAULT_DROP) && l->drop_count)
+				l->drop_count--;
+		}
+		__torus_unqueue_send(d);
+		__torus_complete(d, status, d->len, d->dst, d->tag, d->clock_ns, d->clock_ns);
+		spin_unlock(&f->lock);
+		torus_kdesc_free(d);
+		return true;
+	}
+	if (delay && !d->delayed) {
+		/* real latency: the engine sleeps in a timer, not in msleep */
+		d->delayed = true;
+		spin_unlock(&f->lock);
+		mod_delayed_work(f->wq, &eng->dwork, max(nsecs_to_jiffies(delay), 1UL));
+		return false;
+	}
+	if (torus_one_port(f) && dst->rx_busy) {
+		list_move_tail(&eng->wait_entry, &dst->rx_waiters);
+		spin_unlock(&f->lock);
+		return false;
+	}
+	r = __torus_claim_recv(rp, d->tag);
+	if (!r) {
+		if (rp->fifo_used + d->len > f->fifo_bytes) {
+			if (!d->stalled) {
+				d->stalled = true;
+				torus_link_of(f, d->route[0])->cnt.stalls++;
+			}
+			list_move_tail(&eng->wait_entry, &rp->waiters);
+			spin_unlock(&f->lock);
+			return false;
+		}
+		rp->fifo_used += d->len;
+	}
+	__torus_unqueue_send(d);
+	__torus_charge(f, d, dst, d->delayed ? delay : 0, &t0, &t1);
+	if (torus_one_port(f))
+		dst->rx_busy = true;
+	spin_unlock(&f->lock);
+
+	if (r) {
+		if (r->len != d->len)
+			status = -EMSGSIZE;
+		else
+			torus_copy_segs(r->mx->vaddr, r->segs, r->nsegs,
+					d->mx->vaddr, d->segs, d->nsegs, d->len);
+	} else {
+		msg = kvmalloc(struct_size(msg, data, d->len), GFP_KERNEL);
+		if (msg) {
+			msg->tag = d->tag;
+			msg->t_start_ns = t0;
+			msg->t_end_ns = t1;
+			msg->src = src->id;
+			msg->len = d->len;
+			flat.offset = 0;
+			flat.length = d->len;
+			torus_copy_segs(msg->data, &flat, 1, d->mx->vaddr, d->segs, d->nsegs, d->len);
+		} else {
+			status = -ENOMEM;
+		}
+	}
+
+	spin_lock(&f->lock);
+	if (torus_one_port(f)) {
+		dst->rx_busy = false;
+		__torus_wake_waiters(&dst->rx_waiters);
+	}
+	if (r) {
+		__torus_complete(r, status, d->len, src->id, d->tag, t0, t1);
+	} else if (msg) {
+		/* a receive posted during the copy did not see the message */
+		late = __torus_claim_recv(rp, d->tag);
+		if (!late)
+			list_add_tail(&msg->list, &rp->fifo);
+	} else {
+		rp->fifo_used -= d->len;
+		__torus_wake_waiters(&rp->waiters);
+	}
+	__torus_complete(d, status, d->len, d->dst, d->tag, t0, t1);
+	spin_unlock(&f->lock);
+
+	if (late)
+		torus_fifo_deliver(f, rp, msg, late);
+	if (r)
+		torus_kdesc_free(r);
+	torus_kdesc_free(d);
+	return true;
+}
+
+void torus_engine_work(struct work_struct *work)
+{
+	struct torus_engine *eng = container_of(to_delayed_work(work), struct torus_engine, dwork);
+	int i;
+
+	for (i = 0; i < TORUS_ENGINE_BUDGET; i++)
+		if (!torus_engine_step(eng))
+			return;
+	torus_engine_kick(eng);	/* more to do: let other work run first */
+}
+
+static bool torus_hops_zero(const s16 *hops)
+{
+	int d;
+
+	for (d = 0; d < TORUS_MAX_DIMS; d++)
+		if (hops[d])
+			return false;
+	return true;
+}
+
+/* Check the fields of a user descriptor that need no allocation. */
+static int torus_desc_check(struct torus_node *n, const struct torus_desc *ud)
+{
+	struct torus_fabric *f = n->fab;
+
+	if (ud->flags & ~TORUS_DESC_ALL_FLAGS)
+		return -EOPNOTSUPP;
+	if (ud->__reserved || ud->__reserved2)
+		return -EINVAL;
+	if (!ud->nsegs || ud->nsegs > TORUS_MAX_SEGS)
+		return -EINVAL;
+	switch (ud->op) {
+	case TORUS_OP_SEND:
+		if (ud->flags & TORUS_RECV_ANY_TAG)
+			return -EINVAL;
+		if (ud->dst_node >= f->nodes || ud->dst_node == n->id)
+			return -EINVAL;
+		if (!(ud->flags & TORUS_SEND_ROUTE) && !torus_hops_zero(ud->hops))
+			return -EINVAL;
+		if (ud->port != TORUS_PORT_AUTO && ud->port >= f->nports)
+			return -EINVAL;
+		return 0;
+	case TORUS_OP_RECV:
+		if (ud->flags & TORUS_SEND_ROUTE)
+			return -EINVAL;
+		if (ud->dst_node || !torus_hops_zero(ud->hops))
+			return -EINVAL;
+		if (ud->port >= f->nports || n->ports[ud->port].neighbor == TORUS_NO_NODE)
+			return -EINVAL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Validate, copy and queue one descriptor; @kick collects engines to start. */
+static int torus_post_one(struct torus_node *n, const struct torus_desc *ud, u32 *kick)
+{
+	struct torus_fabric *f = n->fab;
+	struct torus_fifo_msg *msg = NULL;
+	struct torus_kdesc *d;
+	struct torus_port *rp;
+	bool send = ud->op == TORUS_OP_SEND;
+	u32 maxh = 0;
+	size_t sz;
+	int ret;
+
+	ret = torus_desc_check(n, ud);
+	if (ret)
+		return ret;
+	if (send)
+		maxh = torus_route_max_hops(f, ud->flags & TORUS_SEND_ROUTE);
+	sz = struct_size(d, segs, ud->nsegs) + maxh * sizeof(u32);
+	d = kmalloc(sz, GFP_KERNEL);
+	if (!d)
+		return -ENOMEM;
+	if (copy_from_user(d->segs, u64_to_user_ptr(ud->segs), ud->nsegs * sizeof(d->segs[0]))) {
+		ret = -EFAULT;
+		goto err_free_desc;
+	}
+	ret = torus_matrix_check_segs(d->segs, ud->nsegs, n->mx->size, &d->len);
+	if (ret)
+		goto err_free_desc;
+	d->node = n;
+	d->mx = NULL;
+	d->tag = ud->tag;
+	d->user_data = ud->user_data;
+	d->op = ud->op;
+	d->flags = ud->flags;
+	d->nsegs = ud->nsegs;
+	d->nhops = 0;
+	d->stalled = false;
+	d->delayed = false;
+	d->route = (u32 *)&d->segs[ud->nsegs];
+	if (send) {
+		d->dst = ud->dst_node;
+		ret = torus_route(f, n->id, d->dst, ud->flags & TORUS_SEND_ROUTE ? ud->hops : NULL,
+				  d->route, &d->nhops, &d->arrival);
+		if (ret)
+			goto err_free_desc;
+		d->port = d->route[0] % TORUS_MAX_PORTS;
+		if (ud->port != TORUS_PORT_AUTO && ud->port != d->port) {
+			ret = -EINVAL;
+			goto err_free_desc;
+		}
+	} else {
+		d->dst = n->id;
+		d->arrival = ud->port;
+		d->port = ud->port;
+	}
+	ret = torus_cq_reserve(n);
+	if (ret)
+		goto err_free_desc;
+	d->mx = n->mx;
+	torus_matrix_get(d->mx);
+
+	spin_lock(&f->lock);
+	rp = &n->ports[d->port];
+	if ((send ? rp->sq_count : rp->rq_count) >= f->sq_depth) {
+		spin_unlock(&f->lock);
+		ret = -EAGAIN;
+		goto err_unreserve;
+	}
+	if (send) {
+		d->clock_ns = READ_ONCE(n->clock_ns);
+		list_add_tail(&d->list, &torus_node_engine(n, d->port)->txq);
+		rp->sq_count++;
+		*kick |= 1U << d->port;
+	} else {
+		msg = __torus_claim_msg(rp, d);
+		if (!msg) {
+			list_add_tail(&d->list, &rp->rxq);
+			rp->rq_count++;
+			__torus_wake_waiters(&rp->waiters);
+		}
+	}
+	spin_unlock(&f->lock);
+	if (msg)
+		torus_fifo_deliver(f, rp, msg, d);
+	return 0;
+
+err_unreserve:
+	torus_cq_unreserve(n);
+err_free_desc:
+	torus_kdesc_free(d);
+	return ret;
+}
+
+int torus_post(struct torus_node *n, struct torus_post *p)
+{
+	struct torus_desc ud;
+	u32 kick = 0, i;
+	int ret = 0;
+
+	p->posted = 0;
+	if (!p->count || p->count > TORUS_MAX_BATCH)
+		return -EINVAL;
+	if (p->desc_size < offsetofend(struct torus_desc, segs))
+		return -EINVAL;
+	for (i = 0; i < p->count; i++) {
+		ret = copy_struct_from_user(&ud, sizeof(ud),
+					    u64_to_user_ptr(p->descs) + (u64)i * p->desc_size,
+					    p->desc_size);
+		if (ret)
+			break;
+		ret = torus_post_one(n, &ud, &kick);
+		if (ret)
+			break;
+		p->posted++;
+	}
+	if (torus_one_port(n->fab)) {
+		if (kick)
+			torus_engine_kick(&n->eng1);
+	} else {
+		for (i = 0; kick; i++, kick >>= 1)
+			if (kick & 1)
+				torus_engine_kick(&n->ports[i].eng);
+	}
+	return ret;
+}
+
+/*
+ * Last close of @n: cancel its queued descriptors (their completions are
+ * discarded with the file), drop the messages parked in its FIFOs (giving
+ * their credits back), stop its engines and wait for descriptors other
+ * engines already claimed. Caller holds torus_registry_lock.
+ */
+void torus_node_quiesce(struct torus_node *n)
+{
+	struct torus_fabric *f = n->fab;
+	struct torus_fifo_msg *msg, *mtmp;
+	struct torus_kdesc *d;
+	struct torus_port *p;
+	LIST_HEAD(dead_msgs);
+	LIST_HEAD(dead);
+	u32 i;
+
+	spin_lock(&f->lock);
+	n->active = false;
+	list_splice_init(&n->eng1.txq, &dead);
+	list_del_init(&n->eng1.wait_entry);
+	for (i = 0; i < f->nports; i++) {
+		p = &n->ports[i];
+		list_splice_tail_init(&p->eng.txq, &dead);
+		list_del_init(&p->eng.wait_entry);
+		list_splice_tail_init(&p->rxq, &dead);
+		p->sq_count = 0;
+		p->rq_count = 0;
+		list_for_each_entry(msg, &p->fifo, list)
+			p->fifo_used -= msg->len;
+		list_splice_tail_init(&p->fifo, &dead_msgs);
+		__torus_wake_waiters(&p->waiters);
+	}
+	list_for_each_entry(d, &dead, list)
+		__torus_complete(d, -ECANCELED, 0, d->dst, d->tag, d->clock_ns, d->clock_ns);
+	spin_unlock(&f->lock);
+
+	cancel_delayed_work_sync(&n->eng1.dwork);
+	for (i = 0; i < f->nports; i++)
+		cancel_delayed_work_sync(&n->ports[i].eng.dwork);
+	torus_kdesc_free_list(&dead);
+	list_for_each_entry_safe(msg, mtmp, &dead_msgs, list)
+		kvfree(msg);
+	torus_cq_drain(n);
+}
+
+/* Fabric release: free every parked message. */
+void torus_fifo_free_all(struct torus_fabric *f)
+{
+	struct torus_fifo_msg *msg, *tmp;
+	u32 i, j;
+
+	if (!f->node)
+		return;
+	for (i = 0; i < f->nodes; i++)
+		for (j = 0; j < f->nports; j++)
+			list_for_each_entry_safe(msg, tmp, &f->node[i].ports[j].fifo, list)
+				kvfree(msg);
+}

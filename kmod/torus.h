@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * torus: private header of torus.ko. Grouped by the file defining each symbol.
+ *
+ * Objects and lifetime
+ *   torus_fabric	kref; the registry holds one, every open node file one.
+ *   torus_node		lives inside its fabric's node array.
+ *   torus_matrix	kref; the node (while open), every mmap and every queued
+ *			descriptor hold one, so DMA never touches freed memory.
+ *   torus_kdesc	owned by whichever queue it is on, or by the engine that
+ *			claimed it (off every list) until it completes.
+ *
+ * Lock order: torus_registry_lock (mutex) -> fabric->lock -> node->cq.lock.
+ */
+#ifndef _TORUS_H
+#define _TORUS_H
+
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/poll.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <uapi/torus.h>
+
+#include "torus_param.h"
+
+struct torus_fabric;
+struct torus_node;
+
+struct torus_matrix {
+	struct kref ref;
+	void *vaddr;		/* vmalloc_user() memory */
+	size_t size;		/* page-rounded */
+};
+
+/* A posted descriptor, kernel copy. Sends carry their route. */
+struct torus_kdesc {
+	struct list_head list;		/* on an engine txq or a port rxq */
+	struct torus_node *node;	/* poster */
+	struct torus_matrix *mx;	/* poster's matrix, one reference */
+	u64 tag;
+	u64 user_data;
+	u64 clock_ns;			/* send: poster's node clock at post */
+	u64 len;			/* sum of segment lengths */
+	u32 op;				/* TORUS_OP_* */
+	u32 flags;			/* TORUS_SEND_ROUTE, TORUS_RECV_ANY_TAG */
+	u32 port;			/* send: first hop; recv: arrival port */
+	u32 dst;			/* send: destination node */
+	u32 arrival;			/* send: port it arrives on at dst */
+	u32 nsegs;
+	u32 nhops;
+	bool stalled;			/* send: already counted one stall */
+	bool delayed;			/* send: DELAY fault already waited */
+	u32 *route;			/* send: nhops link ids, in the tail */
+	struct torus_seg segs[];	/* then route[] */
+};
+
+/* A message parked in a receive FIFO (no matching receive yet). */
+struct torus_fifo_msg {
+	struct list_head list;		/* on port->fifo, arrival order */
+	u64 tag;
+	u64 t_start_ns;
+	u64 t_end_ns;
+	u32 src;
+	u32 len;
+	u8 data[];
+};
+
+/* One directed link: the link leaving a node on a port. */
+struct torus_link {
+	u64 free_ns;			/* virtual clock: free from this time */
+	struct torus_link_counters cnt;
+	u32 fault_flags;		/* TORUS_FAULT_* */
+	u32 drop_count;
+	u64 delay_ns;
+};
+
+/*
+ * A transmit DMA engine. All-port fabrics: one per port. One-port fabrics:
+ * one per node (node->eng1) serving every port in post order.
+ */
+struct torus_engine {
+	struct torus_node *node;
+	struct delayed_work dwork;	/* runs torus_engine_work() */
+	struct list_head txq;		/* queued sends, post order */
+	struct list_head wait_entry;	/* on a port's or node's waiters while stalled */
+};
+
+struct torus_port {
+	u32 neighbor;			/* TORUS_NO_NODE off a mesh edge */
+	u32 sq_count;			/* sends queued with this first hop */
+	u32 rq_count;			/* receives queued on rxq */
+	struct list_head rxq;		/* posted receives, oldest first */
+	struct list_head fifo;		/* unmatched arrived messages */
+	u32 fifo_used;			/* credits in use, bytes */
+	struct list_head waiters;	/* engines stalled on this port's FIFO */
+	struct torus_engine eng;	/* all-port engine of this port */
+	struct torus_link link;		/* link leaving on this port */
+};
+
+struct torus_cq {
+	spinlock_t lock;		/* protects the fields below and node->cnt, node->clock_ns */
+	wait_queue_head_t wq;		/* CQ_WAIT sleepers, poll, close drain */
+	struct torus_cqe *ring;
+	u32 depth;
+	u32 head;			/* oldest ready entry */
+	u32 count;			/* ready entries */
+	u32 reserved;			/* slots promised to queued descriptors */
+	bool overflow;			/* flag the next entry TORUS_CQE_OVERFLOW */
+};
+
+struct torus_node {
+	struct torus_fabric *fab;
+	u32 id;
+	u32 minor;
+	u32 coords[TORUS_MAX_DIMS];
+	struct device *dev;
+	struct dentry *dbg;
+	/* protected by torus_registry_lock */
+	u32 open_count;
+	struct torus_matrix *mx;	/* allocated at first open */
+	/* protected by fab->lock */
+	bool active;			/* open: completions are delivered */
+	bool rx_busy;			/* one-port: a receive is in flight */
+	struct list_head rx_waiters;	/* one-port: engines waiting for rx_busy */
+	u64 send_free_ns;		/* one-port: virtual send engine clock */
+	u64 recv_free_ns;		/* one-port: virtual receive engine clock */
+	/* protected by cq.lock */
+	u64 clock_ns;
+	struct torus_node_counters cnt;
+	struct torus_cq cq;
+	struct torus_engine eng1;	/* one-port engine */
+	struct torus_port ports[TORUS_MAX_PORTS];
+};
+
+struct torus_fabric {
+	struct kref ref;
+	struct list_head list;		/* torus_fabrics, under torus_registry_lock */
+	u32 id;
+	u32 flags;			/* TORUS_FABRIC_* */
+	u32 ndims;
+	u32 wrap_mask;
+	u32 dims[TORUS_MAX_DIMS];
+	u32 strides[TORUS_MAX_DIMS];
+	u32 nodes;
+	u32 nports;			/* 2 * ndims */
+	u64 matrix_bytes;		/* page-rounded */
+	u64 ts_ns;
+	u64 tw_ps;
+	u64 hop_ns;
+	u32 sq_depth;
+	u32 fifo_bytes;
+	u32 cq_depth;
+	u32 open_nodes;			/* under torus_registry_lock */
+	/*
+	 * Protects every queue (engine txq, port rxq/fifo/waiters, counts),
+	 * link clocks/counters/faults, node active/rx_busy/one-port clocks
+	 * and makespan. Never held across a copy or anything that sleeps.
+	 */
+	spinlock_t lock;
+	u64 makespan_ns;
+	struct workqueue_struct *wq;	/* unbound, runs the engines */
+	struct dentry *dbg;
+	struct torus_node *node;	/* nodes entries */
+};
+
+static inline bool torus_one_port(const struct torus_fabric *f)
+{
+	return f->flags & TORUS_FABRIC_ONE_PORT;
+}
+
+static inline struct torus_link *torus_link_of(struct torus_fabric *f, u32 id)
+{
+	return &f->node[id / TORUS_MAX_PORTS].ports[id % TORUS_MAX_PORTS].link;
+}
+
+static inline u32 torus_link_id(u32 node, u32 port)
+{
+	return node * TORUS_MAX_PORTS + port;
+}
+
+/* main.c */
+extern struct dentry *torus_debugfs_root;
+
+/* fabric.c */
+extern struct mutex torus_registry_lock;
+int torus_fabric_create(struct torus_fabric_create *c);
+int torus_fabric_destroy(u32 id);
+struct torus_fabric *__torus_fabric_find(u32 id);
+u32 __torus_fabric_next_id(u32 id);
+void torus_fabric_put(struct torus_fabric *f);
+void torus_fabric_destroy_all(void);
+void torus_fabric_fill_query(struct torus_fabric *f, struct torus_fabric_query *q);
+
+/* node.c */
+int torus_node_init(void);
+void torus_node_exit(void);
+int torus_node_devices_add(struct torus_fabric *f);
+void torus_node_devices_del(struct torus_fabric *f);
+void torus_node_fill_query(struct torus_node *n, struct torus_node_query *q);
+
+/* matrix.c */
+struct torus_matrix *torus_matrix_alloc(size_t bytes);
+void torus_matrix_get(struct torus_matrix *mx);
+void torus_matrix_put(struct torus_matrix *mx);
+int torus_matrix_mmap(struct torus_matrix *mx, struct vm_area_struct *vma);
+int torus_matrix_check_segs(const struct torus_seg *segs, u32 nsegs, u64 size, u64 *len);
+void torus_copy_segs(void *dbase, const struct torus_seg *dsegs, u32 dn,
+		     const void *sbase, const struct torus_seg *ssegs, u32 sn, u64 len);
+
+/* port.c */
+void torus_engine_init(struct torus_engine *eng, struct torus_node *n);
+void torus_engine_kick(struct torus_engine *eng);
+void torus_engine_work(struct work_struct *work);
+struct torus_engine *torus_node_engine(struct torus_node *n, u32 port);
+void __torus_wake_waiters(struct list_head *waiters);
+int torus_post(struct torus_node *n, struct torus_post *p);
+void torus_node_quiesce(struct torus_node *n);
+void torus_fifo_free_all(struct torus_fabric *f);
+
+/* route.c */
+void torus_coords(const struct torus_fabric *f, u32 node, u32 *coords);
+u32 torus_neighbor(const struct torus_fabric *f, u32 node, u32 port);
+int torus_route(const struct torus_fabric *f, u32 src, u32 dst, const s16 *hops,
+		u32 *route, u32 *nhops, u32 *arrival);
+u32 torus_route_max_hops(const struct torus_fabric *f, bool explicit_route);
+
+/* cq.c */
+int torus_cq_init(struct torus_cq *cq, u32 depth);
+void torus_cq_free(struct torus_cq *cq);
+int torus_cq_reserve(struct torus_node *n);
+void torus_cq_unreserve(struct torus_node *n);
+void torus_cq_complete(struct torus_node *n, const struct torus_cqe *e);
+void torus_cq_drain(struct torus_node *n);
+int torus_cq_wait(struct torus_node *n, struct torus_cq_wait *w);
+__poll_t torus_cq_poll(struct torus_node *n, struct file *file, poll_table *pt);
+
+/* counters.c */
+void __torus_charge(struct torus_fabric *f, struct torus_kdesc *d, struct torus_node *dst,
+		    u64 extra_ns, u64 *t_start, u64 *t_end);
+void torus_counters_read(struct torus_node *n, struct torus_counters *c, bool reset);
+void torus_counters_reset_fabric(struct torus_fabric *f);
+void torus_clocks_reset(struct torus_fabric *f);
+
+/* ioctl.c */
+long torus_ctl_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+long torus_node_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* debugfs.c */
+void torus_debugfs_fabric_add(struct torus_fabric *f);
+void torus_debugfs_fabric_del(struct torus_fabric *f);
+
+#endif /* _TORUS_H */
