@@ -11,7 +11,10 @@
  *
  * One phase along dimension d of size n:
  *   - all-port, d wraps: both directions round the ring at once, floor(n/2)
- *     steps; the + direction also carries the antipode's set when n is even.
+ *     steps. When n is even the antipode's set arrives from both sides in the
+ *     last step: a single block goes + (the first phase), a larger set is
+ *     split, its first half + and its second half - (so every channel carries
+ *     about (n^2-1)/2 blocks on n x n, the slides' figure for Saad-Schultz).
  *   - all-port, d is a mesh line: both directions along the line, n-1 steps,
  *     each set forwarded until it reaches the line's end.
  *   - one-port: a node sends one and receives one message per step, so one
@@ -42,23 +45,32 @@ static int with_coord(const struct ss_ctx *cx, int x, int d, int c)
 	return x + (c - old) * cx->stride[d];
 }
 
-/* Append the blocks z holds at the start of the phase: its sub-box of the done dimensions. */
-static int add_set(const struct ss_ctx *cx, int z)
+enum ss_part { SS_ALL, SS_FIRST_HALF, SS_SECOND_HALF };
+
+/*
+ * Append the blocks z holds at the start of the phase (its sub-box of the done
+ * dimensions, box blocks in all), or the first or second half of them.
+ */
+static int add_set(const struct ss_ctx *cx, int z, enum ss_part part)
 {
-	int g[TC_MAX_DIMS] = { 0 }, err, d;
+	int g[TC_MAX_DIMS] = { 0 }, err, d, box = 1, t = 0;
 	int base = z;
 
 	for (d = 0; d < cx->sh->ndims; d++)
-		if (cx->done & (1u << d))
+		if (cx->done & (1u << d)) {
 			base = with_coord(cx, base, d, 0);
-	for (;;) {
+			box *= cx->sh->dims[d];
+		}
+	for (;; t++) {
 		int y = base;
 
 		for (d = 0; d < cx->sh->ndims; d++)
 			y += g[d] * cx->stride[d];
-		err = tc_sched_blk(cx->s, y, 0);
-		if (err < 0)
-			return err;
+		if (part == SS_ALL || (part == SS_FIRST_HALF) == (t < box / 2)) {
+			err = tc_sched_blk(cx->s, y, 0);
+			if (err < 0)
+				return err;
+		}
 		for (d = cx->sh->ndims - 1; d >= 0; d--) {
 			if (!(cx->done & (1u << d)))
 				continue;
@@ -71,7 +83,7 @@ static int add_set(const struct ss_ctx *cx, int z)
 	}
 }
 
-static int send(const struct ss_ctx *cx, int x, int d, int hops, int origin)
+static int send(const struct ss_ctx *cx, int x, int d, int hops, int origin, enum ss_part part)
 {
 	int8_t route[TC_MAX_DIMS] = { 0 };
 	int c = (x / cx->stride[d]) % cx->sh->dims[d];
@@ -81,7 +93,7 @@ static int send(const struct ss_ctx *cx, int x, int d, int hops, int origin)
 	err = tc_sched_msg(cx->s, x, with_coord(cx, x, d, c + hops), route);
 	if (err < 0)
 		return err;
-	return add_set(cx, with_coord(cx, x, d, origin));
+	return add_set(cx, with_coord(cx, x, d, origin), part);
 }
 
 static int phase(struct ss_ctx *cx, int d)
@@ -99,17 +111,20 @@ static int phase(struct ss_ctx *cx, int d)
 			int i = (x / cx->stride[d]) % n;
 
 			if (sh->one_port) {
-				err = send(cx, x, d, (wrap || i < n - 1) ? 1 : -(n - 1), i - (st - 1));
+				err = send(cx, x, d, (wrap || i < n - 1) ? 1 : -(n - 1), i - (st - 1), SS_ALL);
 			} else if (wrap) {
-				err = send(cx, x, d, 1, i - (st - 1));
-				if (!err && st <= (n - 1) / 2)
-					err = send(cx, x, d, -1, i + (st - 1));
+				/* the antipode's set, from both sides at once when it can be split */
+				int split = !(n & 1) && st == n / 2 && cx->done;
+
+				err = send(cx, x, d, 1, i - (st - 1), split ? SS_FIRST_HALF : SS_ALL);
+				if (!err && (st <= (n - 1) / 2 || split))
+					err = send(cx, x, d, -1, i + (st - 1), split ? SS_SECOND_HALF : SS_ALL);
 			} else {
 				err = 0;
 				if (i + 1 < n && i - (st - 1) >= 0)
-					err = send(cx, x, d, 1, i - (st - 1));
+					err = send(cx, x, d, 1, i - (st - 1), SS_ALL);
 				if (!err && i > 0 && i + (st - 1) < n)
-					err = send(cx, x, d, -1, i + (st - 1));
+					err = send(cx, x, d, -1, i + (st - 1), SS_ALL);
 			}
 			if (err < 0)
 				return err;
