@@ -456,11 +456,122 @@ static void test_verify_ag_twice(void)
 	tc_sched_free(sc);
 }
 
+/* ---------------------------------------------------------------- cost */
+
+static int near(double a, double b)
+{
+	return a > b - 1e-9 && a < b + 1e-9;
+}
+
+static void test_cost(void)
+{
+	struct tc_shape r4 = shape("4", 0, 0), s;
+	struct tc_cost_params p = { .ts_us = 10, .tw_us_per_byte = 1, .rho_us_per_byte = 0.5, .block_bytes = 2 };
+	struct tc_sched *sc;
+	struct tc_cost c;
+	int bad, err;
+
+	/*
+	 * Store-and-forward 4-ring: step 0 n->n+1 carries 2 blocks (ends at 2),
+	 * n->n-1 carries 1 (ends at 1): every node done at 2. Step 1: n->n+1,
+	 * 1 block, starts at 2, ends at 3. Transmission 3, startups 2,
+	 * lockstep 2+1 = 3, busiest link (n,+) 2+1 = 3 blocks.
+	 * Bound: P*floor(n^2/4)/(2n) = 4*4/8 = 2, ratio 1.5.
+	 * Time (ts 10, tw 1, m 2): step 0 10+2*2 = 14, step 1 14+12 = 26,
+	 * plus rho*m*rearranged = 0.5*2*4 = 4: 30 us.
+	 */
+	sc = a2a_ring4(&r4, F_NONE, 0);
+	sc->rearranged_blocks = 4;
+	err = tc_cost_eval(sc, &p, &c);
+	tap_ok(!err && near(c.transmission_blocks, 3) && c.steps == 2 && near(c.lockstep_blocks, 3) &&
+		       c.max_link_blocks == 3 && near(c.lower_bound_blocks, 2) && near(c.ratio, 1.5) &&
+		       near(c.time_us, 30) && c.rearranged_blocks == 4,
+	       "cost: store-and-forward 4-ring: transmission %g steps %u lockstep %g link %lld bound %g time %g",
+	       c.transmission_blocks, c.steps, c.lockstep_blocks, (long long)c.max_link_blocks, c.lower_bound_blocks,
+	       c.time_us);
+	tc_sched_free(sc);
+
+	/*
+	 * Direct 4-ring, links serialise. Step 0 (k=1): all end at 1.
+	 * Step 1 (k=2, route +2 over (n,+),(n+1,+)), in message order:
+	 *   0->2 starts 1, ends 2; 1->3 waits for (1,+): 2..3;
+	 *   2->0 waits for (2,+): 3..4; 3->1 waits for (3,+): 4..5.
+	 *   done: node 0 max(2, recv 4) = 4, node 1 max(3, 5) = 5, node 2 4, node 3 5.
+	 * Step 2 (k=3, route -1): n->n-1 starts at max(done(n), done(n-1)) = 5, ends 6.
+	 * Transmission 6 = startups 6 (all messages 1 block), lockstep 3.
+	 */
+	sc = a2a_direct4(&r4, 0);
+	err = tc_cost_eval(sc, NULL, &c);
+	tap_ok(!err && near(c.transmission_blocks, 6) && c.steps == 6 && near(c.lockstep_blocks, 3) &&
+		       c.max_link_blocks == 3 && near(c.time_us, 0),
+	       "cost: contention serialises on links: transmission %g steps %u lockstep %g",
+	       c.transmission_blocks, c.steps, c.lockstep_blocks);
+	tc_sched_free(sc);
+
+	/*
+	 * Allgather, 2 packets per node, 4-ring: step 0 both neighbours get
+	 * {n,0},{n,1}; step 1 n->n+1 forwards {n-1,*}. Every message is 2 packets
+	 * = 1 block: transmission 2, lockstep 2; a (n,+) link carries 4 packets.
+	 * Bound: one node receives 3 blocks through 2 links: ceil(1.5) = 2.
+	 */
+	sc = tc_sched_new(&r4, TC_COLL_ALLGATHER, "ag2p", "test", TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
+	sc->npackets = 2;
+	tc_sched_step(sc);
+	for (int n = 0; n < 4; n++)
+		for (int side = 1; side <= 3; side += 2) {
+			tc_sched_msg(sc, n, (n + side) % 4, NULL);
+			tc_sched_blk(sc, n, 0);
+			tc_sched_blk(sc, n, 1);
+		}
+	tc_sched_step(sc);
+	for (int n = 0; n < 4; n++) {
+		tc_sched_msg(sc, n, (n + 1) % 4, NULL);
+		tc_sched_blk(sc, (n + 3) % 4, 0);
+		tc_sched_blk(sc, (n + 3) % 4, 1);
+	}
+	err = tc_sched_finish(sc);
+	tap_ok(!err && verify_ok(sc, (char[256]){ 0 }, 256), "verify accepts a 2-packet allgather");
+	err = sim_ag(sc, 9, &bad);
+	tap_ok(err == 0 && bad == 0, "sim: 2-packet allgather with 9-byte blocks (uneven packets), every byte right");
+	err = tc_cost_eval(sc, NULL, &c);
+	tap_ok(!err && near(c.transmission_blocks, 2) && near(c.lockstep_blocks, 2) && c.max_link_blocks == 4 &&
+		       near(c.lower_bound_blocks, 2) && near(c.lower_bound_steps, 2) && near(c.ratio, 1),
+	       "cost: packets count 1/npackets: transmission %g lockstep %g link %lld bound %g steps bound %g",
+	       c.transmission_blocks, c.lockstep_blocks, (long long)c.max_link_blocks, c.lower_bound_blocks,
+	       c.lower_bound_steps);
+	tc_sched_free(sc);
+
+	/* Lower bounds against the papers' and the notes' formulas. */
+	s = shape("8x8", 0, 0);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 64), "bound: 8x8 torus N1*prod/8 = 64");
+	s = shape("8x16", 0, 0);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 256), "bound: 8x16 torus 16*128/8 = 256");
+	s = shape("6", 0, 0);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 5), "bound: 6-ring ceil(36/8) = 5");
+	s = shape("5x7", 0, 0);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 30), "bound: 5x7 ceil(max(7*6, 5*12)/2) = 30");
+	s = shape("6x6", 0, 0);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 27), "bound: 6x6 6*9/2 = 27");
+	s = shape("4x4", 1, 0);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 16), "bound: 4x4 mesh bisection 16*4/4 = 16");
+	s = shape("4x4", 0, 1);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 15), "bound: one-port 4x4 receives 15 blocks serially");
+	s = shape("4x4x4", 0, 0);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 32), "bound: 4x4x4 torus 4*64/8 = 32");
+	s = shape("2x4", 0, 0);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 4), "bound: 2x4 torus, size-2 dim has two links: 8*4/8 = 4");
+	s = shape("5x5", 0, 0);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLGATHER), 6), "bound: allgather 5x5 torus ceil(24/4) = 6");
+	s = shape("5x5", 1, 0);
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLGATHER), 12), "bound: allgather 5x5 mesh corner ceil(24/2) = 12");
+}
+
 int main(void)
 {
 	test_shapes();
 	test_builder();
 	test_verify();
 	test_verify_ag_twice();
+	test_cost();
 	return tap_done();
 }
