@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every algorithm of tc_algos[] on a matrix of shapes: build; when the
+ * algorithm supports the shape, the schedule must verify and run on the
+ * simulator with every received byte equal to the reference. One TAP point
+ * per (algorithm, shape); a shape an algorithm refuses (-EOPNOTSUPP) gives a
+ * "# diag" line, not a point. Then the automatic choice and the cache.
+ *
+ * Bytes encode origin, destination and byte index, so a block delivered to
+ * the wrong place or in the wrong order is caught.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "algos.h"
+#include "tap.h"
+
+struct shape_case {
+	const char *dims;
+	const char *wrap; /* NULL: torus; "mesh"; or "1,0" per dimension */
+	int one_port;
+};
+
+static const struct shape_case shapes[] = {
+	{ "4", NULL, 0 }, { "5", NULL, 0 }, { "6", NULL, 0 }, { "7", NULL, 0 }, { "8", NULL, 0 },
+	{ "9", NULL, 0 }, { "12", NULL, 0 }, { "16", NULL, 0 }, { "32", NULL, 0 }, { "3x3", NULL, 0 },
+	{ "4x4", NULL, 0 }, { "4x8", NULL, 0 }, { "8x4", NULL, 0 }, { "5x5", NULL, 0 },
+	{ "5x7", NULL, 0 }, { "6x6", NULL, 0 }, { "6x10", NULL, 0 }, { "8x8", NULL, 0 },
+	{ "8x12", NULL, 0 }, { "12x12", NULL, 0 }, { "16x16", NULL, 0 }, { "8", "mesh", 0 },
+	{ "3x3", "mesh", 0 }, { "4x4", "mesh", 0 }, { "5x7", "mesh", 0 }, { "8x8", "mesh", 0 },
+	{ "4x6", "1,0", 0 }, { "3x3x3", NULL, 0 }, { "4x4x4", NULL, 0 }, { "4x4x8", NULL, 0 },
+	{ "4x4x4", "mesh", 0 }, { "3x3x3x3", NULL, 0 }, { "4x4x4x4", NULL, 0 }, { "8", NULL, 1 },
+	{ "9", NULL, 1 }, { "16", NULL, 1 }, { "4x4", NULL, 1 }, { "4x8", NULL, 1 }, { "5x5", NULL, 1 },
+	{ "8x8", NULL, 1 }, { "4x4", "mesh", 1 }, { "4x4x4", NULL, 1 }, { "3x3x3", NULL, 1 },
+	{ "4x4x4x4", NULL, 1 },
+};
+
+static int make_shape(const struct shape_case *c, struct tc_shape *s)
+{
+	int err = tc_shape_parse(s, c->dims, c->wrap && !strcmp(c->wrap, "mesh"), c->one_port);
+
+	if (err || !c->wrap || !strcmp(c->wrap, "mesh"))
+		return err;
+	/* "1,0": per-dimension wrap flags */
+	s->wrap_mask = 0;
+	for (int d = 0, i = 0; c->wrap[i] && d < s->ndims; i++) {
+		if (c->wrap[i] == '1')
+			s->wrap_mask |= 1u << d;
+		if (c->wrap[i] == '0' || c->wrap[i] == '1')
+			d++;
+	}
+	return 0;
+}
+
+static uint8_t pat(int o, int d, size_t i)
+{
+	return (uint8_t)(o * 167 + d * 37 + i * 11 + 3);
+}
+
+/* Run s on the simulator; returns the number of wrong bytes or -errno. */
+static long sim_check(const struct tc_sched *s, size_t m)
+{
+	const int N = s->shape.nodes;
+	const int a2a = s->coll == TC_COLL_ALLTOALL;
+	void **send = calloc(N, sizeof(void *)), **recv = calloc(N, sizeof(void *));
+	long bad = 0;
+	int err = 0;
+
+	for (int n = 0; n < N; n++) {
+		uint8_t *p = send[n] = malloc(a2a ? N * m : m);
+
+		recv[n] = calloc(N, m);
+		if (!p || !recv[n]) {
+			err = -ENOMEM;
+			continue;
+		}
+		for (int d = 0; d < (a2a ? N : 1); d++)
+			for (size_t i = 0; i < m; i++)
+				p[d * m + i] = pat(n, a2a ? d : 0, i);
+	}
+	if (!err)
+		err = tc_sim_run(s, m, send, recv);
+	for (int d = 0; d < N && !err; d++)
+		for (int o = 0; o < N; o++)
+			for (size_t i = 0; i < m; i++)
+				bad += ((uint8_t *)recv[d])[o * m + i] != pat(o, a2a ? d : 0, i);
+	for (int n = 0; n < N; n++) {
+		free(send[n]);
+		free(recv[n]);
+	}
+	free(send);
+	free(recv);
+	return err ? err : bad;
+}
+
+static void run_one(const struct tc_algo *a, const struct shape_case *c)
+{
+	struct tc_verify_report r;
+	struct tc_shape sh;
+	struct tc_sched *s = NULL;
+	const char *why = NULL;
+	struct tc_cost cost;
+	char name[64];
+	long bad;
+	int err;
+	/* block sizes: odd, and larger than the packet count, so packet splits are uneven */
+	size_t m = 13;
+
+	if (make_shape(c, &sh)) {
+		tap_ok(0, "%s: bad shape %s", a->name, c->dims);
+		return;
+	}
+	tc_shape_str(&sh, name, sizeof(name));
+	err = a->build(&sh, &s, &why);
+	if (err == -EOPNOTSUPP) {
+		tap_diag("%s %s: not supported: %s", a->name, name, why ? why : "(no reason)");
+		return;
+	}
+	if (err) {
+		tap_ok(0, "%s %s: build failed %d: %s", a->name, name, err, why ? why : tc_sched_last_error());
+		return;
+	}
+	if (!s || !s->step_first || s->coll != a->coll) {
+		tap_ok(0, "%s %s: build returned no finished schedule of its collective", a->name, name);
+		tc_sched_free(s);
+		return;
+	}
+	err = tc_verify(s, &r);
+	if (err) {
+		tap_ok(0, "%s %s: verify: %s", a->name, name, err == -EPROTO ? r.first_violation : tc_sched_last_error());
+		tc_verify_report_free(&r);
+		tc_sched_free(s);
+		return;
+	}
+	tc_verify_report_free(&r);
+	bad = sim_check(s, m);
+	if (bad < 0) {
+		tap_ok(0, "%s %s: sim: %s", a->name, name, tc_sched_last_error());
+		tc_sched_free(s);
+		return;
+	}
+	err = tc_cost_eval(s, NULL, &cost);
+	tap_ok(bad == 0 && !err, "%s %s: verified, every byte right (%ld wrong); %u steps, transmission %g, bound %g, ratio %.3f",
+	       a->name, name, bad, s->nsteps, cost.transmission_blocks, cost.lower_bound_blocks, cost.ratio);
+	tc_sched_free(s);
+}
+
+static void test_auto_and_cache(void)
+{
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct tc_shape sh;
+		char name[64];
+
+		make_shape(&shapes[i], &sh);
+		tc_shape_str(&sh, name, sizeof(name));
+		for (int coll = TC_COLL_ALLTOALL; coll <= TC_COLL_ALLGATHER; coll++) {
+			const struct tc_algo *a = tc_algo_auto(coll, &sh, 64);
+			const struct tc_sched *s1 = NULL, *s2 = NULL;
+			const char *why = NULL;
+			long bad;
+
+			if (!a) {
+				tap_diag("auto %s %s: no algorithm supports this shape yet",
+					 coll == TC_COLL_ALLTOALL ? "alltoall" : "allgather", name);
+				continue;
+			}
+			if (tc_sched_get(coll, a, &sh, &s1, &why) || tc_sched_get(coll, a, &sh, &s2, &why)) {
+				tap_ok(0, "auto %s: picked %s but tc_sched_get fails: %s", name, a->name, why);
+				continue;
+			}
+			bad = sim_check(s1, 5);
+			tap_ok(s1 == s2 && bad == 0, "auto %s %s: %s, cached once, every byte right",
+			       coll == TC_COLL_ALLTOALL ? "alltoall" : "allgather", name, a->name);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; tc_algos[i]; i++) {
+		if (argc > 1 && strcmp(argv[1], tc_algos[i]->name))
+			continue;
+		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
+			run_one(tc_algos[i], &shapes[k]);
+	}
+	if (argc == 1)
+		test_auto_and_cache();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	tap_diag("%.2f s", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return tap_done();
+}
