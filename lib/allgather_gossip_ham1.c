@@ -1,20 +1,325 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* 1-packet gossip on partial Hamiltonian cycles (002 Thm 2-4). Placeholder: the implementation replaces this file. */
+/*
+ * All-to-all broadcast by time-independent gossip on partial Hamiltonian
+ * cycles, one packet per node (002_9f9f7262e49e6508.txt, Section 3).
+ *
+ * 2D (Theorem 2, n1*n2/4 + n1/2 + 1 steps): on an n1 x n2 torus (n1 even)
+ * PU (i, j) pairs its links
+ *   j = 0 and j = 1:  T <-> R, B <-> L
+ *   2 <= j < n2:      L <-> R
+ * (the paper prints T <-> L, B <-> R for j = 1, which closes every lap on
+ * itself; see the seeds' reading notes). This makes two partial cycles of
+ * n1*n2/2 + n1 PUs: the rows of one parity run on one cycle, joined through
+ * columns 0 and 1. A PU in a column j >= 2 lies on one cycle and is fed the
+ * other cycle's packets by the PUs above and below it over their free
+ * vertical links; the two feeders choose what to pass (forward/backward
+ * switching) so that every packet reaches it once and each link carries one
+ * packet per step. Odd n1 with even n2 runs on the transposed torus; of two
+ * even sides the smaller one is used as n1 (fewer steps).
+ *
+ * d-D, d >= 3 (Theorem 3 for d = 3 and Theorem 4: P/(2d) + P/(2*n1) + 1
+ * steps when n2..nd are multiples of d): the "reactor" cycles. Cycle j starts
+ * at (0, j, 0, ..., 0); it is made of laps, each a zigzag followed by moves
+ * in direction 1 until a wrap-around link is crossed; lap i uses
+ * zigzag(d, k) for the highest k with i mod (n2/d * n3 * ... * nk) = 0:
+ *   zigzag(d, 1) = (2, 1) repeated d times
+ *   zigzag(d, k) = (2, 1, 2, 1, 3, 1, ..., k+1, 1, then (2, 1) d-k-1 times).
+ * The walk of each cycle is precomputed once into a per-node table of port
+ * pairs (O(P) words, not the paper's O(d) arithmetic), and the rule is a
+ * lookup in it. Out-of-cycle PUs are bound as in 2D.
+ * Every packet is injected into one cycle through its origin.
+ */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "algos.h"
+#include "allgather_gossip.h"
+
+/* ---- 2D: the Section 3 rules ---- */
+
+struct ham1_2d {
+	const struct tc_shape *sh;
+	int rowdim, coldim;
+};
+
+static int ham1_2d_rule(const void *ctx, int node, int in_port)
+{
+	const struct ham1_2d *x = ctx;
+	int c[TC_MAX_DIMS], d = in_port / 2, minus = in_port & 1;
+	int T = 2 * x->rowdim + 1, B = 2 * x->rowdim, L = 2 * x->coldim + 1, R = 2 * x->coldim;
+
+	tc_shape_coords(x->sh, node, c);
+	if (c[x->coldim] >= 2) {
+		if (d != x->coldim)
+			return -1;
+		return minus ? R : L;
+	}
+	if (in_port == T)
+		return R;
+	if (in_port == R)
+		return T;
+	if (in_port == B)
+		return L;
+	return B;
+}
+
+/* ---- d-D: the reactor cycles, traced into a table ---- */
+
+struct ham1_kd {
+	const struct tc_shape *sh;
+	int *pair; /* nodes * 2 * ndims */
+};
+
+static int ham1_kd_rule(const void *ctx, int node, int in_port)
+{
+	const struct ham1_kd *x = ctx;
+
+	return x->pair[node * 2 * x->sh->ndims + in_port];
+}
+
+/* The paper's zigzag(d, k) as a list of (1-based) paper dimensions; returns its length 2d. */
+static int zigzag(int d, int k, int *mv)
+{
+	int n = 0;
+
+	if (k == 1) {
+		for (int r = 0; r < d; r++) {
+			mv[n++] = 2;
+			mv[n++] = 1;
+		}
+		return n;
+	}
+	mv[n++] = 2;
+	mv[n++] = 1;
+	for (int e = 2; e <= k + 1; e++) {
+		mv[n++] = e;
+		mv[n++] = 1;
+	}
+	for (int r = 0; r < d - k - 1; r++) {
+		mv[n++] = 2;
+		mv[n++] = 1;
+	}
+	return n;
+}
+
+/*
+ * Walk the d cycles with paper dimension e (1-based) on physical dimension
+ * perm[e - 1]; fill x->pair. 0, or -EOPNOTSUPP when the walk does not give d
+ * closed, node-simple, edge-disjoint cycles on this shape.
+ */
+static int reactor_walk(struct ham1_kd *x, const int *perm)
+{
+	const struct tc_shape *sh = x->sh;
+	const int d = sh->ndims, np = 2 * d, n = sh->nodes, n1 = sh->dims[perm[0]];
+	int *in = malloc(n * sizeof(int)), *outp = malloc(n * sizeof(int));
+	long laps = sh->dims[perm[1]] / d;
+	int err = 0;
+
+	if (!in || !outp) {
+		free(in);
+		free(outp);
+		return -ENOMEM;
+	}
+	for (int e = 2; e < d; e++)
+		laps *= sh->dims[perm[e]];
+	for (int i = 0; i < n * np; i++)
+		x->pair[i] = -1;
+	for (int j = 0; j < d && !err; j++) {
+		int c[TC_MAX_DIMS] = { 0 }, start, cur;
+
+		for (int i = 0; i < n; i++)
+			in[i] = outp[i] = -1;
+		c[perm[1]] = j;
+		start = cur = tc_shape_node(sh, c);
+		for (long lap = 1; lap <= laps && !err; lap++) {
+			int mv[4 * TC_MAX_DIMS], nm, k = 1, crossed = 0;
+			long prod = sh->dims[perm[1]] / d;
+
+			for (int kk = 2; kk <= d - 1; kk++) {
+				if (kk > 2)
+					prod *= sh->dims[perm[kk - 1]];
+				if (lap % prod == 0)
+					k = kk;
+			}
+			nm = zigzag(d, k, mv);
+			for (int s = 0; !err; s++) {
+				int dim = s < nm ? perm[mv[s] - 1] : perm[0], nxt;
+				int cc[TC_MAX_DIMS];
+
+				if (s >= nm && crossed)
+					break;
+				if (s > n1 + nm) {
+					err = -EOPNOTSUPP;
+					break;
+				}
+				tc_shape_coords(sh, cur, cc);
+				if (s >= nm - 1 && dim == perm[0] && cc[dim] == n1 - 1)
+					crossed = 1;
+				if (outp[cur] >= 0) {
+					err = -EOPNOTSUPP;
+					break;
+				}
+				outp[cur] = 2 * dim;
+				nxt = tc_shape_neighbor(sh, cur, 2 * dim);
+				if (in[nxt] >= 0) {
+					err = -EOPNOTSUPP;
+					break;
+				}
+				in[nxt] = 2 * dim + 1;
+				cur = nxt;
+				if (s >= nm - 1 && crossed)
+					break;
+			}
+		}
+		if (!err && cur != start)
+			err = -EOPNOTSUPP;
+		for (int u = 0; u < n && !err; u++) {
+			if ((in[u] < 0) != (outp[u] < 0)) {
+				err = -EOPNOTSUPP;
+				break;
+			}
+			if (in[u] < 0)
+				continue;
+			if (x->pair[u * np + in[u]] >= 0 || x->pair[u * np + outp[u]] >= 0) {
+				err = -EOPNOTSUPP;	/* two cycles share a link */
+				break;
+			}
+			x->pair[u * np + in[u]] = outp[u];
+			x->pair[u * np + outp[u]] = in[u];
+		}
+	}
+	free(in);
+	free(outp);
+	return err;
+}
+
+static int next_perm(int *a, int n)
+{
+	int i = n - 2, j = n - 1, t;
+
+	while (i >= 0 && a[i] >= a[i + 1])
+		i--;
+	if (i < 0)
+		return 0;
+	while (a[j] <= a[i])
+		j--;
+	t = a[i];
+	a[i] = a[j];
+	a[j] = t;
+	for (int l = i + 1, r = n - 1; l < r; l++, r--) {
+		t = a[l];
+		a[l] = a[r];
+		a[r] = t;
+	}
+	return 1;
+}
+
+static int build_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	const int d = shape->ndims;
+	struct ham1_kd x = { .sh = shape };
+	struct tc_gossip_spec spec = {
+		.algo = "gossip-ham1",
+		.cite = "002 Sec. 3, Theorems 3-4 (reactor partial Hamiltonian cycles, 1 packet)",
+		.npackets = 1,
+		.want_cycles = d,
+		.rule = ham1_kd_rule,
+		.ctx = &x,
+	};
+	int perm[TC_MAX_DIMS], best_rod = -1, err = -EOPNOTSUPP;
+	const char *w = "gossip-ham1: the reactor cycles need all sides but one to be multiples of the dimension count";
+
+	x.pair = malloc((size_t)shape->nodes * 2 * d * sizeof(int));
+	if (!x.pair)
+		return -ENOMEM;
+	/* try the rod (paper dimension 1) along the longest side first: fewer steps */
+	for (int pass = 0; pass < 2 && err; pass++) {
+		for (int i = 0; i < d; i++)
+			perm[i] = i;
+		do {
+			int ok = 1, rod = shape->dims[perm[0]];
+
+			for (int e = 1; e < d; e++)
+				ok &= shape->dims[perm[e]] % d == 0;
+			if (!ok || rod <= d)
+				continue;
+			if (pass == 0) {
+				if (rod > best_rod)
+					best_rod = rod;
+				continue;
+			}
+			if (rod != best_rod)
+				continue;
+			if (reactor_walk(&x, perm)) {
+				w = "gossip-ham1: the reactor walk does not close into d disjoint cycles on this shape";
+				continue;
+			}
+			err = __tc_gossip_build(shape, &spec, out, &w, NULL);
+			if (err != -EOPNOTSUPP)
+				break;
+		} while (next_perm(perm, d));
+		if (best_rod < 0)
+			break;
+	}
+	free(x.pair);
+	if (err)
+		*why = w;
+	return err;
+}
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
-	(void)shape;
-	(void)out;
-	*why = "gossip-ham1: not implemented yet";
-	return -EOPNOTSUPP;
+	struct ham1_2d x = { .sh = shape };
+	struct tc_gossip_spec spec = {
+		.algo = "gossip-ham1",
+		.cite = "002 Sec. 3, Theorem 2 (partial Hamiltonian cycles, 1 packet)",
+		.npackets = 1,
+		.want_cycles = 2,
+		.rule = ham1_2d_rule,
+		.ctx = &x,
+	};
+	int a, b;
+
+	if (shape->wrap_mask != (1u << shape->ndims) - 1) {
+		*why = "gossip-ham1: needs a torus (every dimension wrapping)";
+		return -EOPNOTSUPP;
+	}
+	if (shape->one_port) {
+		*why = "gossip-ham1: needs all-port nodes";
+		return -EOPNOTSUPP;
+	}
+	for (int i = 0; i < shape->ndims; i++)
+		if (shape->dims[i] < 3) {
+			*why = "gossip-ham1: each side must be at least 3";
+			return -EOPNOTSUPP;
+		}
+	if (shape->ndims >= 3)
+		return build_kd(shape, out, why);
+	if (shape->ndims != 2) {
+		*why = "gossip-ham1: needs a 2D or higher torus";
+		return -EOPNOTSUPP;
+	}
+	a = shape->dims[0];
+	b = shape->dims[1];
+	if ((a & 1) && (b & 1)) {
+		*why = "gossip-ham1: both sides odd is not implemented (one side must be even)";
+		return -EOPNOTSUPP;
+	}
+	/* n1 (rows, laps of two) must be even; of two even sides take the smaller */
+	if (!(a & 1) && ((b & 1) || a <= b)) {
+		x.rowdim = 0;
+		x.coldim = 1;
+	} else {
+		x.rowdim = 1;
+		x.coldim = 0;
+	}
+	return __tc_gossip_build(shape, &spec, out, why, NULL);
 }
 
 const struct tc_algo tc_algo_gossip_ham1 = {
 	.name = "gossip-ham1",
 	.coll = TC_COLL_ALLGATHER,
-	.summary = "1-packet gossip on partial Hamiltonian cycles (002 Thm 2-4)",
+	.summary = "1-packet gossip on partial Hamiltonian cycles, 2D/3D/d-D (002 Thm 2-4)",
 	.build = build,
 };

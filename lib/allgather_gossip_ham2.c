@@ -1,15 +1,728 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* 2-packet gossip on zigzag Hamiltonian cycles (002 Thm 1). Placeholder: the implementation replaces this file. */
+/*
+ * All-to-all broadcast by time-independent gossip on two edge-disjoint
+ * zigzag Hamiltonian cycles of a 2D torus, two packets per node
+ * (002_9f9f7262e49e6508.txt, Section 2, Theorem 1: ceil(n1*n2/2) steps).
+ *
+ * PU (i, j) is in row i and column j of an n1 x n2 torus; T, B, L, R are the
+ * links up, down, left and right. Its rule pairs its four links:
+ *   j even, or j = n2 - 1:  T <-> R, B <-> L
+ *   j odd:                  T <-> L, B <-> R
+ * which makes two edge-disjoint Hamiltonian cycles when n1 and n2 are even.
+ * For odd n2 the PUs of column n2 - 2 instead pair L <-> R and lie on one
+ * cycle only; for that cycle they are out-of-cycle PUs, fed through their
+ * free T/B links by the on-cycle PUs above and below ("Changing Direction":
+ * the two feeders choose what to pass so that every packet reaches the
+ * out-of-cycle PU once and each link carries at most one packet per step).
+ * For odd n1 and even n2 the same rules run on the transposed torus.
+ * Packet p of every node circulates on cycle p, half the cycle forward and
+ * half backward.
+ *
+ * This file also holds the engine that traces the cycles of a rule and runs
+ * it (allgather_gossip.h); gossip-ham1 uses it too.
+ */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "algos.h"
+#include "allgather_gossip.h"
+
+#define TC_GOSSIP_MAX_CYCLES (2 * TC_MAX_DIMS)
+
+enum { EV_CYC, EV_FEED, EV_HAND };
+
+struct g_ev {
+	int32_t node, port, item, hops;
+	int8_t type, cyc;
+};
+
+struct g_send {
+	uint32_t step;
+	int32_t src, port, item;
+};
+
+struct g_feed {
+	int cyc, feeder, port, target;
+};
+
+struct g_state {
+	const struct tc_shape *sh;
+	const struct tc_gossip_spec *spec;
+	int n, np, ncyc, nitems;
+	int *pair;			  /* n*np: the rule, cached */
+	int *pos;			  /* ncyc*n: position on cycle or -1 */
+	int *cnode[TC_GOSSIP_MAX_CYCLES]; /* per cycle: nodes in order */
+	int *cfwd[TC_GOSSIP_MAX_CYCLES];  /* per cycle: forward out port */
+	int *cbwd[TC_GOSSIP_MAX_CYCLES];  /* per cycle: backward out port */
+	int clen[TC_GOSSIP_MAX_CYCLES];
+	unsigned char *used;		  /* n*np: directed link used by a cycle or a feed */
+	int *item_cyc, *item_at, *item_t0, *item_port; /* injection; port: handoff port */
+	struct g_feed *feeds;
+	int nfeeds;
+	unsigned char *pass;		  /* nfeeds*nitems */
+	int *feed_first;		  /* n+1, feeds sorted by feeder */
+	struct g_send *sends;
+	size_t nsends, capsends;
+};
+
+static int g_push_send(struct g_state *g, uint32_t step, int src, int port, int item)
+{
+	if (g->nsends == g->capsends) {
+		size_t ncap = g->capsends ? 2 * g->capsends : 4096;
+		struct g_send *t = realloc(g->sends, ncap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		g->sends = t;
+		g->capsends = ncap;
+	}
+	g->sends[g->nsends].step = step;
+	g->sends[g->nsends].src = src;
+	g->sends[g->nsends].port = port;
+	g->sends[g->nsends].item = item;
+	g->nsends++;
+	return 0;
+}
+
+/* Cache and check the rule: an involution on ports, only toward neighbours. */
+static int g_rules(struct g_state *g, const char **why)
+{
+	for (int u = 0; u < g->n; u++) {
+		for (int p = 0; p < g->np; p++) {
+			int q = g->spec->rule(g->spec->ctx, u, p);
+
+			if (q < -1 || q >= g->np || q == p) {
+				*why = "gossip: the rule maps a port outside the node's ports";
+				return -EINVAL;
+			}
+			g->pair[u * g->np + p] = q;
+		}
+	}
+	for (int u = 0; u < g->n; u++) {
+		for (int p = 0; p < g->np; p++) {
+			int q = g->pair[u * g->np + p];
+
+			if (q < 0)
+				continue;
+			if (g->pair[u * g->np + q] != p) {
+				*why = "gossip: the rule is not symmetric (in -> out but not out -> in)";
+				return -EINVAL;
+			}
+			if (tc_shape_neighbor(g->sh, u, q) < 0) {
+				*why = "gossip: the rule leaves the shape";
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Follow the rule from every unvisited pair of ports: the cycles. */
+static int g_trace(struct g_state *g, const char **why)
+{
+	unsigned char *seen = calloc((size_t)g->n * g->np, 1);
+	int err = 0;
+
+	if (!seen)
+		return -ENOMEM;
+	g->ncyc = 0;
+	for (int u0 = 0; u0 < g->n && !err; u0++) {
+		for (int p0 = 0; p0 < g->np && !err; p0++) {
+			int c = g->ncyc, len = 0, u = u0, in = p0;
+
+			if (g->pair[u0 * g->np + p0] < 0 || seen[u0 * g->np + p0])
+				continue;
+			if (c == TC_GOSSIP_MAX_CYCLES || c >= g->spec->want_cycles) {
+				*why = "gossip: the rules make more cycles than the construction has on this shape";
+				err = -EOPNOTSUPP;
+				break;
+			}
+			g->cnode[c] = malloc(g->n * sizeof(int));
+			g->cfwd[c] = malloc(g->n * sizeof(int));
+			g->cbwd[c] = malloc(g->n * sizeof(int));
+			if (!g->cnode[c] || !g->cfwd[c] || !g->cbwd[c]) {
+				err = -ENOMEM;
+				break;
+			}
+			g->ncyc++;
+			do {
+				int outp = g->pair[u * g->np + in];
+
+				if (g->pos[c * g->n + u] >= 0 || len == g->n) {
+					*why = "gossip: a cycle of the rules visits a node twice on this shape";
+					err = -EOPNOTSUPP;
+					break;
+				}
+				seen[u * g->np + in] = 1;
+				seen[u * g->np + outp] = 1;
+				g->pos[c * g->n + u] = len;
+				g->cnode[c][len] = u;
+				g->cfwd[c][len] = outp;
+				g->cbwd[c][len] = in;
+				g->used[u * g->np + outp] = 1;
+				g->used[u * g->np + in] = 1;
+				len++;
+				u = tc_shape_neighbor(g->sh, u, outp);
+				in = outp ^ 1;
+			} while (u != u0 || in != p0);
+			g->clen[c] = len;
+		}
+	}
+	free(seen);
+	if (!err && g->ncyc != g->spec->want_cycles) {
+		*why = "gossip: the rules make fewer cycles than the construction has on this shape";
+		err = -EOPNOTSUPP;
+	}
+	return err;
+}
+
+static int g_half_fwd(int m)
+{
+	return m / 2;
+}
+
+/* Time (steps after the start) at which the cycle copies of item pass node u on its cycle. */
+static int g_arrival(const struct g_state *g, int item, int u)
+{
+	int c = g->item_cyc[item], m = g->clen[c];
+	int i = g->pos[c * g->n + g->item_at[item]], j = g->pos[c * g->n + u];
+	int k = ((j - i) % m + m) % m;
+
+	return g->item_t0[item] + (k <= g_half_fwd(m) ? k : m - k);
+}
+
+/* Where every packet enters a cycle; a packet whose origin is off its cycle is handed to a neighbour on it. */
+static int g_inject(struct g_state *g, struct tc_gossip_info *info, const char **why)
+{
+	const int npk = g->spec->npackets;
+
+	for (int o = 0; o < g->n; o++) {
+		for (int p = 0; p < npk; p++) {
+			int it = o * npk + p, c = -1, best = -1;
+
+			if (npk > 1) {
+				c = p;
+			} else {
+				for (int k = 0; k < g->ncyc && c < 0; k++)
+					if (g->pos[k * g->n + o] >= 0)
+						c = k;
+				if (c < 0)
+					c = 0;
+			}
+			g->item_cyc[it] = c;
+			g->item_at[it] = o;
+			g->item_t0[it] = 0;
+			g->item_port[it] = -1;
+			if (g->pos[c * g->n + o] >= 0)
+				continue;
+			/* hand it to a neighbour on cycle c, on a free link if there is one */
+			for (int q = 0; q < g->np; q++) {
+				int v = tc_shape_neighbor(g->sh, o, q);
+
+				if (v < 0 || g->pos[c * g->n + v] < 0)
+					continue;
+				if (best < 0 || (!g->used[o * g->np + q] && g->used[o * g->np + best]))
+					best = q;
+			}
+			if (best < 0) {
+				*why = "gossip: an origin is neither on nor next to a cycle";
+				return -EOPNOTSUPP;
+			}
+			g->item_at[it] = tc_shape_neighbor(g->sh, o, best);
+			g->item_t0[it] = 1;
+			g->item_port[it] = best;
+			if (info)
+				info->handoffs++;
+		}
+	}
+	return 0;
+}
+
+/* Kuhn's augmenting path over (feeder, time) slots of capacity one. */
+static int g_augment(int item, const int *opt, int nopt, int *slot_item, int *item_slot, unsigned char *vis)
+{
+	for (int k = 0; k < nopt; k++) {
+		int s = opt[item * nopt + k];
+
+		if (s < 0 || vis[s])
+			continue;
+		vis[s] = 1;
+		if (slot_item[s] < 0 || g_augment(slot_item[s], opt, nopt, slot_item, item_slot, vis)) {
+			slot_item[s] = item;
+			item_slot[item] = s;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Bind every out-of-cycle PU to (up to) two on-cycle neighbours with free
+ * links, and decide which feeder passes which packet: each packet once, each
+ * feeding link at most one packet per step when two feeders exist.
+ */
+static int g_feeds(struct g_state *g, struct tc_gossip_info *info, const char **why)
+{
+	const int nit = g->nitems;
+	int maxf = 2 * g->n * g->ncyc, tmax = 2;
+	int *items, *opt, *slot_item, *item_slot;
+	unsigned char *vis;
+	int err = 0;
+
+	for (int c = 0; c < g->ncyc; c++)
+		if (g->clen[c] / 2 + 2 > tmax)
+			tmax = g->clen[c] / 2 + 2;
+	g->feeds = calloc(maxf ? maxf : 1, sizeof(*g->feeds));
+	g->pass = calloc((size_t)(maxf ? maxf : 1) * nit, 1);
+	items = malloc(nit * sizeof(int));
+	opt = malloc(2 * nit * sizeof(int));
+	item_slot = malloc(nit * sizeof(int));
+	slot_item = malloc(2 * (tmax + 1) * sizeof(int));
+	vis = malloc(2 * (tmax + 1));
+	if (!g->feeds || !g->pass || !items || !opt || !item_slot || !slot_item || !vis) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int c = 0; c < g->ncyc && !err; c++) {
+		for (int t = 0; t < g->n && !err; t++) {
+			int fq[2], nf = 0, ni = 0, f0;
+
+			if (g->pos[c * g->n + t] >= 0)
+				continue;
+			for (int q = 0; q < g->np && nf < 2; q++) {
+				int u = tc_shape_neighbor(g->sh, t, q);
+
+				if (u < 0 || g->pos[c * g->n + u] < 0 || g->used[u * g->np + (q ^ 1)])
+					continue;
+				fq[nf++] = q;
+				g->used[u * g->np + (q ^ 1)] = 1;
+			}
+			if (!nf) {
+				*why = "gossip: an out-of-cycle PU has no free link from its cycle";
+				err = -EOPNOTSUPP;
+				break;
+			}
+			if (info)
+				info->ooc_nodes++;
+			f0 = g->nfeeds;
+			for (int k = 0; k < nf; k++) {
+				g->feeds[g->nfeeds].cyc = c;
+				g->feeds[g->nfeeds].feeder = tc_shape_neighbor(g->sh, t, fq[k]);
+				g->feeds[g->nfeeds].port = fq[k] ^ 1;
+				g->feeds[g->nfeeds].target = t;
+				g->nfeeds++;
+			}
+			for (int it = 0; it < nit; it++)
+				if (g->item_cyc[it] == c && it / g->spec->npackets != t)
+					items[ni++] = it;
+			for (int x = 0; x < ni; x++)
+				for (int k = 0; k < 2; k++)
+					opt[2 * x + k] = k < nf ? k * (tmax + 1) +
+						g_arrival(g, items[x], g->feeds[f0 + k].feeder) : -1;
+			for (int s = 0; s < 2 * (tmax + 1); s++)
+				slot_item[s] = -1;
+			for (int x = 0; x < ni; x++) {
+				item_slot[x] = -1;
+				memset(vis, 0, 2 * (tmax + 1));
+				g_augment(x, opt, 2, slot_item, item_slot, vis);
+			}
+			for (int x = 0; x < ni; x++) {
+				int k;
+
+				if (item_slot[x] >= 0) {
+					k = item_slot[x] / (tmax + 1);
+				} else {
+					/* no free slot: the earlier feeder passes it in a combined message */
+					k = nf > 1 && opt[2 * x + 1] - (tmax + 1) < opt[2 * x] ? 1 : 0;
+				}
+				g->pass[(size_t)(f0 + k) * nit + items[x]] = 1;
+			}
+		}
+	}
+	if (!err) {
+		/* index feeds by feeder */
+		struct g_feed *sorted = malloc((g->nfeeds ? g->nfeeds : 1) * sizeof(*sorted));
+		unsigned char *psorted = malloc((size_t)(g->nfeeds ? g->nfeeds : 1) * nit);
+		int k = 0;
+
+		if (!sorted || !psorted) {
+			free(sorted);
+			free(psorted);
+			err = -ENOMEM;
+			goto out;
+		}
+		for (int u = 0; u < g->n; u++) {
+			g->feed_first[u] = k;
+			for (int f = 0; f < g->nfeeds; f++) {
+				if (g->feeds[f].feeder != u)
+					continue;
+				sorted[k] = g->feeds[f];
+				memcpy(psorted + (size_t)k * nit, g->pass + (size_t)f * nit, nit);
+				k++;
+			}
+		}
+		g->feed_first[g->n] = k;
+		free(g->feeds);
+		free(g->pass);
+		g->feeds = sorted;
+		g->pass = psorted;
+	}
+out:
+	free(items);
+	free(opt);
+	free(item_slot);
+	free(slot_item);
+	free(vis);
+	return err;
+}
+
+static int g_evpush(struct g_ev **v, size_t *n, size_t *cap, struct g_ev e)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 1024;
+		struct g_ev *t = realloc(*v, ncap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		*v = t;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = e;
+	return 0;
+}
+
+/* What node v does with item it holds from time 'now': cycle sends and feeds at step now+1. */
+static int g_emit(struct g_state *g, struct g_ev **nx, size_t *nn, size_t *nc, int v, int it, int c, int hops,
+		  int outp, int inject)
+{
+	int err = 0;
+
+	if (inject) {
+		int pv = g->pos[c * g->n + v], m = g->clen[c];
+		int f = g_half_fwd(m), b = m - 1 - f;
+
+		if (f > 0)
+			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->cfwd[c][pv], it, f - 1, EV_CYC, (int8_t)c });
+		if (!err && b > 0)
+			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->cbwd[c][pv], it, b - 1, EV_CYC, (int8_t)c });
+	} else if (outp >= 0) {
+		err = g_evpush(nx, nn, nc, (struct g_ev){ v, outp, it, hops - 1, EV_CYC, (int8_t)c });
+	}
+	for (int f = g->feed_first[v]; f < g->feed_first[v + 1] && !err; f++)
+		if (g->feeds[f].cyc == c && g->pass[(size_t)f * g->nitems + it])
+			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->feeds[f].port, it, 0, EV_FEED, (int8_t)c });
+	return err;
+}
+
+/* Run the rules step by step; every send is recorded. */
+static int g_run(struct g_state *g, unsigned char *recv)
+{
+	struct g_ev *cur = NULL, *nx = NULL;
+	size_t ncur = 0, ccur = 0, nnx = 0, cnx = 0;
+	uint32_t step = 0;
+	int err = 0;
+
+	for (int it = 0; it < g->nitems && !err; it++) {
+		int c = g->item_cyc[it];
+
+		if (g->item_t0[it])
+			err = g_evpush(&cur, &ncur, &ccur, (struct g_ev){ it / g->spec->npackets, g->item_port[it],
+									 it, 0, EV_HAND, (int8_t)c });
+		else
+			err = g_emit(g, &cur, &ncur, &ccur, g->item_at[it], it, c, 0, -1, 1);
+	}
+	while (ncur && !err) {
+		step++;
+		nnx = 0;
+		for (size_t i = 0; i < ncur && !err; i++) {
+			struct g_ev e = cur[i];
+			int v = tc_shape_neighbor(g->sh, e.node, e.port);
+
+			err = g_push_send(g, step - 1, e.node, e.port, e.item);
+			if (err)
+				break;
+			if (recv[(size_t)v * g->nitems + e.item] < 255)
+				recv[(size_t)v * g->nitems + e.item]++;
+			if (e.type == EV_FEED)
+				continue;
+			if (e.type == EV_HAND)
+				err = g_emit(g, &nx, &nnx, &cnx, v, e.item, e.cyc, 0, -1, 1);
+			else
+				err = g_emit(g, &nx, &nnx, &cnx, v, e.item, e.cyc, e.hops,
+					     e.hops > 0 ? g->pair[v * g->np + (e.port ^ 1)] : -1, 0);
+		}
+		{
+			struct g_ev *t = cur;
+			size_t tc = ccur;
+
+			cur = nx;
+			ccur = cnx;
+			ncur = nnx;
+			nx = t;
+			cnx = tc;
+		}
+		if (step > (uint32_t)(4 * g->n + 8)) {
+			err = -ELOOP;
+			break;
+		}
+	}
+	free(cur);
+	free(nx);
+	return err;
+}
+
+static int g_send_cmp(const void *pa, const void *pb)
+{
+	const struct g_send *a = pa, *b = pb;
+
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	if (a->src != b->src)
+		return a->src < b->src ? -1 : 1;
+	if (a->port != b->port)
+		return a->port < b->port ? -1 : 1;
+	return a->item < b->item ? -1 : a->item > b->item;
+}
+
+static int g_emit_sched(struct g_state *g, struct tc_sched *s, struct tc_gossip_info *info)
+{
+	const int npk = g->spec->npackets;
+	uint32_t st = 0;
+	int err = 0, inmsg = 0;
+
+	qsort(g->sends, g->nsends, sizeof(*g->sends), g_send_cmp);
+	for (size_t i = 0; i < g->nsends; i++) {
+		const struct g_send *e = &g->sends[i];
+
+		while (st <= e->step) {
+			err = tc_sched_step(s);
+			if (err < 0)
+				return err;
+			st++;
+		}
+		if (!i || e->step != e[-1].step || e->src != e[-1].src || e->port != e[-1].port) {
+			int8_t route[TC_MAX_DIMS] = { 0 };
+
+			route[e->port / 2] = (e->port & 1) ? -1 : 1;
+			err = tc_sched_msg(s, e->src, tc_shape_neighbor(g->sh, e->src, e->port), route);
+			if (err < 0)
+				return err;
+			inmsg = 0;
+		}
+		err = tc_sched_blk(s, e->item / npk, e->item % npk);
+		if (err < 0)
+			return err;
+		if (info && ++inmsg > info->max_msg_blocks)
+			info->max_msg_blocks = inmsg;
+	}
+	return tc_sched_finish(s);
+}
+
+static void g_free(struct g_state *g)
+{
+	for (int c = 0; c < TC_GOSSIP_MAX_CYCLES; c++) {
+		free(g->cnode[c]);
+		free(g->cfwd[c]);
+		free(g->cbwd[c]);
+	}
+	free(g->pair);
+	free(g->pos);
+	free(g->used);
+	free(g->item_cyc);
+	free(g->item_at);
+	free(g->item_t0);
+	free(g->item_port);
+	free(g->feeds);
+	free(g->pass);
+	free(g->feed_first);
+	free(g->sends);
+}
+
+int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_sched **out,
+		      const char **why, struct tc_gossip_info *info)
+{
+	struct g_state g;
+	struct tc_sched *s = NULL;
+	unsigned char *recv = NULL;
+	int err;
+
+	memset(&g, 0, sizeof(g));
+	if (info)
+		memset(info, 0, sizeof(*info));
+	if (spec->want_cycles < 1 || spec->want_cycles > TC_GOSSIP_MAX_CYCLES ||
+	    (spec->npackets != 1 && spec->npackets != spec->want_cycles)) {
+		*why = "gossip: bad construction (packets must be 1 or one per cycle)";
+		return -EINVAL;
+	}
+	g.sh = shape;
+	g.spec = spec;
+	g.n = shape->nodes;
+	g.np = 2 * shape->ndims;
+	g.nitems = g.n * spec->npackets;
+	g.pair = malloc((size_t)g.n * g.np * sizeof(int));
+	g.pos = malloc((size_t)TC_GOSSIP_MAX_CYCLES * g.n * sizeof(int));
+	g.used = calloc((size_t)g.n * g.np, 1);
+	g.item_cyc = malloc(g.nitems * sizeof(int));
+	g.item_at = malloc(g.nitems * sizeof(int));
+	g.item_t0 = malloc(g.nitems * sizeof(int));
+	g.item_port = malloc(g.nitems * sizeof(int));
+	g.feed_first = calloc(g.n + 1, sizeof(int));
+	recv = calloc((size_t)g.n * g.nitems, 1);
+	if (!g.pair || !g.pos || !g.used || !g.item_cyc || !g.item_at || !g.item_t0 || !g.item_port ||
+	    !g.feed_first || !recv) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < TC_GOSSIP_MAX_CYCLES * g.n; i++)
+		g.pos[i] = -1;
+
+	err = g_rules(&g, why);
+	if (!err)
+		err = g_trace(&g, why);
+	if (!err)
+		err = g_inject(&g, info, why);
+	if (!err)
+		err = g_feeds(&g, info, why);
+	if (!err)
+		err = g_run(&g, recv);
+	if (err == -ELOOP)
+		*why = "gossip: the rules do not terminate";
+	if (err)
+		goto out;
+	for (int v = 0; v < g.n && !err; v++) {
+		for (int it = 0; it < g.nitems; it++) {
+			int want = it / spec->npackets != v;
+
+			if (recv[(size_t)v * g.nitems + it] != want) {
+				*why = "gossip: the rules deliver a packet twice or never on this shape";
+				err = -EOPNOTSUPP;
+				break;
+			}
+		}
+	}
+	if (err)
+		goto out;
+	if (info) {
+		info->ncycles = g.ncyc;
+		for (int c = 0; c < g.ncyc; c++)
+			info->cycle_len[c] = g.clen[c];
+	}
+	s = tc_sched_new(shape, TC_COLL_ALLGATHER, spec->algo, spec->cite, TC_CLAIM_CONTENTION_FREE | TC_CLAIM_ONE_HOP);
+	if (!s) {
+		err = -ENOMEM;
+		goto out;
+	}
+	s->npackets = spec->npackets;
+	err = g_emit_sched(&g, s, info);
+	if (err < 0) {
+		*why = "gossip: building the schedule failed";
+		tc_sched_free(s);
+		s = NULL;
+		goto out;
+	}
+	err = 0;
+	*out = s;
+out:
+	if (err == -ENOMEM)
+		*why = "gossip: out of memory";
+	free(recv);
+	g_free(&g);
+	return err;
+}
+
+/* ---- gossip-ham2: the Section 2 rules ---- */
+
+/* Logical view of a 2D torus: n1 rows (must be even), n2 columns, maybe transposed. */
+struct ham2_ctx {
+	const struct tc_shape *sh;
+	int rowdim, coldim; /* physical dimension of rows (i) and of columns (j) */
+	int n1, n2;
+};
+
+enum { PT, PB, PL, PR };
+
+static int ham2_phys(const struct ham2_ctx *x, int lp)
+{
+	switch (lp) {
+	case PT: return 2 * x->rowdim + 1;
+	case PB: return 2 * x->rowdim;
+	case PL: return 2 * x->coldim + 1;
+	default: return 2 * x->coldim;
+	}
+}
+
+static int ham2_logical(const struct ham2_ctx *x, int port)
+{
+	int d = port / 2, minus = port & 1;
+
+	if (d == x->rowdim)
+		return minus ? PT : PB;
+	return minus ? PL : PR;
+}
+
+/* 002 Section 2: T<->R, B<->L at even j and at j = n2-1; T<->L, B<->R at odd j; L<->R at j = n2-2 for odd n2. */
+static int ham2_rule(const void *ctx, int node, int in_port)
+{
+	const struct ham2_ctx *x = ctx;
+	int c[TC_MAX_DIMS], j, lp, lq;
+
+	tc_shape_coords(x->sh, node, c);
+	j = c[x->coldim];
+	lp = ham2_logical(x, in_port);
+	if ((x->n2 & 1) && j == x->n2 - 2) {
+		if (lp == PT || lp == PB)
+			return -1;
+		lq = lp == PL ? PR : PL;
+	} else if (!(j & 1) || j == x->n2 - 1) {
+		static const int even[4] = { [PT] = PR, [PR] = PT, [PB] = PL, [PL] = PB };
+
+		lq = even[lp];
+	} else {
+		static const int odd[4] = { [PT] = PL, [PL] = PT, [PB] = PR, [PR] = PB };
+
+		lq = odd[lp];
+	}
+	return ham2_phys(x, lq);
+}
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
-	(void)shape;
-	(void)out;
-	*why = "gossip-ham2: not implemented yet";
-	return -EOPNOTSUPP;
+	struct ham2_ctx x = { .sh = shape };
+	struct tc_gossip_spec spec = {
+		.algo = "gossip-ham2",
+		.cite = "002 Sec. 2, Theorem 1 (zigzag Hamiltonian cycles, 2 packets)",
+		.npackets = 2,
+		.want_cycles = 2,
+		.rule = ham2_rule,
+		.ctx = &x,
+	};
+
+	if (shape->ndims != 2 || shape->wrap_mask != 3u) {
+		*why = "gossip-ham2: needs a 2D torus (both dimensions wrapping)";
+		return -EOPNOTSUPP;
+	}
+	if (shape->one_port) {
+		*why = "gossip-ham2: needs all-port nodes";
+		return -EOPNOTSUPP;
+	}
+	if (shape->dims[0] < 3 || shape->dims[1] < 3) {
+		*why = "gossip-ham2: each side must be at least 3";
+		return -EOPNOTSUPP;
+	}
+	if (!(shape->dims[0] & 1)) {
+		x.rowdim = 0;
+		x.coldim = 1;
+	} else if (!(shape->dims[1] & 1)) {
+		x.rowdim = 1;	/* odd n1, even n2: the transposed torus */
+		x.coldim = 0;
+	} else {
+		*why = "gossip-ham2: both sides odd is not implemented (one side must be even)";
+		return -EOPNOTSUPP;
+	}
+	x.n1 = shape->dims[x.rowdim];
+	x.n2 = shape->dims[x.coldim];
+	return __tc_gossip_build(shape, &spec, out, why, NULL);
 }
 
 const struct tc_algo tc_algo_gossip_ham2 = {

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Time-independent gossip on (partial) Hamiltonian cycles
+ * (002_9f9f7262e49e6508.txt): the engine shared by gossip-ham2
+ * (allgather_gossip_ham2.c, which defines it) and gossip-ham1
+ * (allgather_gossip_ham1.c).
+ *
+ * An algorithm gives a per-node rule: a packet entering node through port
+ * in_port leaves through rule(node, in_port), or the port is not on a cycle
+ * (-1). The engine traces the cycles the rule makes, binds every node that a
+ * cycle misses (an out-of-cycle PU) to two neighbouring on-cycle PUs whose
+ * free links feed it, and then runs the rules step by step to produce the
+ * schedule: every node injects its packet(s) in both directions of a cycle
+ * through it, every node forwards what it receives as the rule says, a packet
+ * stops when it has covered its half of the cycle.
+ */
+#ifndef TC_ALLGATHER_GOSSIP_H
+#define TC_ALLGATHER_GOSSIP_H
+
+#include "sched.h"
+
+typedef int (*tc_gossip_rule_fn)(const void *ctx, int node, int in_port);
+
+struct tc_gossip_spec {
+	const char *algo;
+	const char *cite;
+	int npackets;	/* 1: each packet on one cycle; = ncycles: packet p on cycle p */
+	int want_cycles; /* the number of cycles the rule must make */
+	tc_gossip_rule_fn rule;
+	const void *ctx;
+};
+
+/* Filled by __tc_gossip_build when not NULL (for tests and reports). */
+struct tc_gossip_info {
+	int ncycles;
+	int cycle_len[2 * TC_MAX_DIMS];
+	int ooc_nodes;	    /* (node, cycle) pairs fed by neighbours */
+	int handoffs;	    /* packets an out-of-cycle origin hands to a neighbour */
+	int max_msg_blocks; /* most blocks in one message */
+};
+
+int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_sched **out,
+		      const char **why, struct tc_gossip_info *info);
+
+#endif /* TC_ALLGATHER_GOSSIP_H */
