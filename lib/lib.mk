@@ -37,14 +37,6 @@ $(LIB_PC): lib/toruscoll.pc.in lib/lib.mk
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(TC_VERSION)|' $< >$@
 
-# The guest collective test (tests/vm/coll_dev.c): a TAP program linked
-# statically, run inside utils/torus-vm with the rest of build/tests/vm/.
-COLL_DEV := $(if $(wildcard tests/vm/coll_dev.c),$(O)/tests/vm/coll_dev)
-all: $(COLL_DEV)
-$(O)/tests/vm/coll_dev: tests/vm/coll_dev.c $(LIB_A) $(wildcard tests/unit/tap.h)
-	@mkdir -p $(@D)
-	$(CC) $(TC_CFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS_TC)
-
 .PHONY: install-lib
 install: install-lib
 install-lib: $(LIB_A) $(LIB_SO) $(LIB_PC)

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * coll_dev: tc_alltoall over torus.ko, one process per node (TAP; run in the
+ * guest by tests/vm/run-guest, or `utils/torus-vm -- build/tests/vm/coll_dev`).
+ *
+ * For each fabric (8-ring, 4x4 and 8x8 torus, 4x4 mesh, one-port 4x4) it
+ * creates the fabric through /dev/torus-ctl, forks one process per node, and
+ * each runs tc_alltoall over TC_TRANSPORT_DEV with every received byte checked
+ * against the MPI reference. Then it reads every node's per-link byte and
+ * message counters (TORUS_IOC_COUNTERS) and compares them with the verifier's
+ * per-link loads for the schedule that ran (link_blocks * block_bytes,
+ * link_msgs). Without /dev/torus-ctl it skips (exit 4).
+ *
+ * COLL_DEV_ALGOS="auto at2 ..." chooses the algorithms (default: auto and
+ * the seed algorithm of each shape); an algorithm that does not build for a
+ * shape is reported as a skip.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uapi/torus.h>
+
+#include "toruscoll.h"
+#include "sched.h"
+#include "../unit/tap.h"
+
+#define CTL_PATH "/dev/" TORUS_CTL_NAME
+#define BLOCK_BYTES 48
+#define NODE_TIMEOUT_MS 60000 /* TCG guests are slow */
+
+struct fab_case {
+	const char *label;
+	__u32 ndims, wrap, flags;
+	__u32 dims[TORUS_MAX_DIMS];
+	const char *seed_algo; /* the paper's algorithm for the shape */
+};
+
+static const struct fab_case cases[] = {
+	{ "ring 8", 1, 0x1, 0, { 8 }, "ar" },
+	{ "4x4", 2, 0x3, 0, { 4, 4 }, "at2" },
+	{ "8x8", 2, 0x3, 0, { 8, 8 }, "at2" },
+	{ "4x4 mesh", 2, 0x0, 0, { 4, 4 }, "opt2d" },
+	{ "4x4 one-port", 2, 0x3, TORUS_FABRIC_ONE_PORT, { 4, 4 }, "at2-1p" },
+};
+
+/* What each node process reports back (shared anonymous memory). */
+struct node_res {
+	int ret;
+	long bad_bytes;
+	double ms;
+	char algo[32];
+	char err[200];
+};
+
+static unsigned char pattern(int o, int d, size_t k)
+{
+	return (unsigned char)(o * 151 + d * 29 + k * 5 + 3);
+}
+
+static void node_main(__u32 fabric, int node, const char *algo, struct node_res *res)
+{
+	struct tc_comm_attr attr = {
+		.size = sizeof(attr),
+		.transport = TC_TRANSPORT_DEV,
+		.fabric_id = fabric,
+		.node = node,
+		.timeout_ms = NODE_TIMEOUT_MS,
+	};
+	struct tc_coll_info info = { .size = sizeof(info) };
+	unsigned char *snd, *rcv;
+	struct timespec t0, t1;
+	tc_comm_t *comm;
+	int P, ret;
+
+	ret = tc_comm_create(&attr, &comm);
+	if (ret) {
+		res->ret = ret;
+		snprintf(res->err, sizeof(res->err), "tc_comm_create: %s", tc_last_error());
+		return;
+	}
+	if (tc_comm_rank(comm) != node) {
+		res->ret = -EPROTO;
+		snprintf(res->err, sizeof(res->err), "rank %d, expected %d", tc_comm_rank(comm), node);
+		goto out;
+	}
+	ret = tc_comm_set_algo(comm, TC_ALLTOALL, algo);
+	if (ret) {
+		res->ret = ret;
+		snprintf(res->err, sizeof(res->err), "%s", tc_last_error());
+		goto out;
+	}
+	P = tc_comm_size(comm);
+	snd = malloc((size_t)P * BLOCK_BYTES);
+	rcv = malloc((size_t)P * BLOCK_BYTES);
+	if (!snd || !rcv) {
+		res->ret = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t k = 0; k < (size_t)P * BLOCK_BYTES; k++)
+		snd[k] = pattern(node, k / BLOCK_BYTES, k % BLOCK_BYTES);
+	memset(rcv, 0xee, (size_t)P * BLOCK_BYTES);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = tc_alltoall(comm, snd, rcv, BLOCK_BYTES);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	res->ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (ret) {
+		res->ret = ret;
+		snprintf(res->err, sizeof(res->err), "%s", tc_last_error());
+		goto out_free;
+	}
+	for (size_t k = 0; k < (size_t)P * BLOCK_BYTES; k++)
+		res->bad_bytes += rcv[k] != pattern(k / BLOCK_BYTES, node, k % BLOCK_BYTES);
+	if (!tc_coll_last(comm, TC_ALLTOALL, &info))
+		snprintf(res->algo, sizeof(res->algo), "%s", info.algo);
+out_free:
+	free(snd);
+	free(rcv);
+out:
+	tc_comm_destroy(comm);
+}
+
+static int fabric_create(int ctl, const struct fab_case *fc, __u32 *id, __u32 *nodes)
+{
+	struct torus_fabric_create c = {
+		.size = sizeof(c),
+		.flags = fc->flags,
+		.ndims = fc->ndims,
+		.wrap_mask = fc->wrap,
+		.ts_ns = 1000,
+		.tw_ps = 10,
+		.hop_ns = 10,
+	};
+
+	memcpy(c.dims, fc->dims, sizeof(c.dims));
+	if (ioctl(ctl, TORUS_IOC_FABRIC_CREATE, &c))
+		return -errno;
+	*id = c.fabric_id;
+	*nodes = c.nodes;
+	return 0;
+}
+
+static int fabric_destroy(int ctl, __u32 id)
+{
+	struct torus_fabric_destroy d = { .size = sizeof(d), .fabric_id = id };
+
+	/* Node files close as the children exit; the driver may still hold them briefly. */
+	for (int i = 0; i < 50; i++) {
+		if (!ioctl(ctl, TORUS_IOC_FABRIC_DESTROY, &d))
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		usleep(100000);
+	}
+	return -EBUSY;
+}
+
+/*
+ * Compare the module's per-link counters of every node with the verifier's
+ * per-link loads. Returns the number of links that differ; -errno on error.
+ */
+static int compare_counters(int ctl, __u32 id, const struct tc_sched *s, const struct tc_verify_report *vr,
+			    char *first, size_t flen)
+{
+	int ports = 2 * s->shape.ndims, bad = 0;
+	unsigned long long tot_dev = 0, tot_ver = 0;
+
+	for (int n = 0; n < s->shape.nodes; n++) {
+		struct torus_counters c = { .size = sizeof(c), .fabric_id = id, .node_id = n };
+
+		if (ioctl(ctl, TORUS_IOC_COUNTERS, &c))
+			return -errno;
+		for (int p = 0; p < ports; p++) {
+			unsigned long long want_b = (unsigned long long)vr->link_blocks[n * ports + p] * BLOCK_BYTES;
+			unsigned long long want_m = vr->link_msgs[n * ports + p];
+
+			tot_dev += c.links[p].bytes;
+			tot_ver += want_b;
+			if (c.links[p].bytes == want_b && c.links[p].messages == want_m)
+				continue;
+			if (!bad++)
+				snprintf(first, flen, "node %d port %d: module %llu bytes / %llu msgs, verifier %llu / %llu", n,
+					 p, (unsigned long long)c.links[p].bytes, (unsigned long long)c.links[p].messages,
+					 want_b, want_m);
+		}
+	}
+	tap_diag("link bytes: module %llu, verifier %llu", tot_dev, tot_ver);
+	return bad;
+}
+
+static void run_case(int ctl, const struct fab_case *fc, const char *algo)
+{
+	struct tc_shape sh;
+	int dims[TC_MAX_DIMS], ret, P, failed = 0, bad_nodes = 0;
+	const struct tc_algo *a;
+	const struct tc_sched *s;
+	const char *why = NULL;
+	struct tc_verify_report vr = { 0 };
+	struct node_res *res;
+	struct timespec t0, t1;
+	double wall, slowest = 0;
+	long bad_bytes = 0;
+	__u32 id = 0, nodes = 0;
+	char first[256] = "";
+
+	for (unsigned int d = 0; d < fc->ndims; d++)
+		dims[d] = fc->dims[d];
+	tc_shape_init(&sh, fc->ndims, dims, fc->wrap, !!(fc->flags & TORUS_FABRIC_ONE_PORT));
+	/* The schedule the library will run, for the counter comparison. */
+	a = strcmp(algo, "auto") ? tc_algo_find(TC_COLL_ALLTOALL, algo) : tc_algo_auto(TC_COLL_ALLTOALL, &sh, BLOCK_BYTES);
+	if (!a) {
+		tap_ok(0, "%s %s: no such algorithm", fc->label, algo);
+		return;
+	}
+	ret = tc_sched_get(TC_COLL_ALLTOALL, a, &sh, &s, &why);
+	if (ret) {
+		tap_skip("%s %s: does not build: %s", fc->label, a->name, why ? why : tc_strerror(ret));
+		return;
+	}
+	ret = tc_verify(s, &vr);
+	if (ret || !vr.ok) {
+		tap_ok(0, "%s %s: schedule does not verify: %s", fc->label, a->name, vr.first_violation);
+		tc_verify_report_free(&vr);
+		return;
+	}
+
+	ret = fabric_create(ctl, fc, &id, &nodes);
+	if (ret) {
+		tap_ok(0, "%s: TORUS_IOC_FABRIC_CREATE: %s", fc->label, strerror(-ret));
+		tc_verify_report_free(&vr);
+		return;
+	}
+	P = nodes;
+	res = mmap(NULL, P * sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED) {
+		tap_ok(0, "%s: mmap: %s", fc->label, strerror(errno));
+		goto out_destroy;
+	}
+	memset(res, 0, P * sizeof(*res));
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int n = 0; n < P; n++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			res[n].ret = -errno;
+			snprintf(res[n].err, sizeof(res[n].err), "fork: %s", strerror(errno));
+			continue;
+		}
+		if (pid == 0) {
+			node_main(id, n, a->name, &res[n]);
+			_exit(0);
+		}
+	}
+	for (;;) {
+		int st;
+		pid_t w = wait(&st);
+
+		if (w < 0)
+			break;
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			failed++;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	wall = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	for (int n = 0; n < P; n++) {
+		bad_bytes += res[n].bad_bytes;
+		if (res[n].ms > slowest)
+			slowest = res[n].ms;
+		if (res[n].ret || res[n].bad_bytes || strcmp(res[n].algo, a->name)) {
+			if (!bad_nodes++)
+				snprintf(first, sizeof(first), "node %d: %s (%s) ran '%s', %ld bad bytes", n,
+					 tc_strerror(res[n].ret), res[n].err, res[n].algo, res[n].bad_bytes);
+		}
+	}
+	tap_ok(!failed && !bad_nodes, "%s %s (%s): tc_alltoall m=%d on %d processes, every byte matches", fc->label,
+	       algo, a->name, BLOCK_BYTES, P);
+	if (failed || bad_nodes)
+		tap_diag("%d processes died, %d nodes failed, %ld bad bytes; first: %s", failed, bad_nodes, bad_bytes,
+			 first);
+	tap_diag("%s %s: slowest node's tc_alltoall %.1f ms, fork to last exit %.1f ms", fc->label, a->name, slowest,
+		 wall);
+	if (!failed && !bad_nodes) {
+		ret = compare_counters(ctl, id, s, &vr, first, sizeof(first));
+		tap_ok(ret == 0, "%s %s: module per-link bytes and messages equal the verifier's loads (x %d B)",
+		       fc->label, a->name, BLOCK_BYTES);
+		if (ret)
+			tap_diag("%d links differ%s%s", ret < 0 ? 0 : ret, ret < 0 ? " (counters ioctl failed)" : "; first: ",
+				 ret < 0 ? "" : first);
+	}
+	munmap(res, P * sizeof(*res));
+out_destroy:
+	ret = fabric_destroy(ctl, id);
+	if (ret)
+		tap_diag("%s: destroying fabric %u: %s", fc->label, id, strerror(-ret));
+	tc_verify_report_free(&vr);
+}
+
+int main(void)
+{
+	const char *env = getenv("COLL_DEV_ALGOS");
+	int ctl = open(CTL_PATH, O_RDWR | O_CLOEXEC);
+
+	if (ctl < 0) {
+		tap_skip("coll_dev: %s absent (%s): torus.ko not loaded", CTL_PATH, strerror(errno));
+		tap_done();
+		return 4;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char list[256], *save = NULL;
+
+		snprintf(list, sizeof(list), "%s", env ? env : "auto");
+		if (!env) {
+			strncat(list, " ", sizeof(list) - strlen(list) - 1);
+			strncat(list, cases[i].seed_algo, sizeof(list) - strlen(list) - 1);
+		}
+		for (char *t = strtok_r(list, " ,", &save); t; t = strtok_r(NULL, " ,", &save))
+			run_case(ctl, &cases[i], t);
+	}
+	close(ctl);
+	return tap_done();
+}
