@@ -62,6 +62,23 @@ struct tc_ap {
  * phase, or -1 to stay. A block already at its coordinate stays anyway. */
 typedef int (*tc_ap_dim_fn)(void *ctx, int node, int32_t a, int32_t b);
 
+static inline const int *tc_ap_coords(const struct tc_ap *ap, int node)
+{
+	return &ap->coords[(size_t)node * ap->ndims];
+}
+
+/* Shortest signed offset from a to b on a ring of n (the tie n/2 as +n/2). */
+static inline int tc_ap_delta(int n, int a, int b)
+{
+	int diff = b - a;
+
+	if (diff < 0)
+		diff += n;
+	if (2 * diff > n)
+		diff -= n;
+	return diff;
+}
+
 /* alltoall_ar.c */
 int tc_ap_init(struct tc_ap *ap, struct tc_sched *s);
 /* Node holds block {a, b}. */

@@ -205,12 +205,15 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, tc_ap_dim_fn fn, void *ctx)
 				prim = par ? -1 : 1;
 				if (t == 0) {
 					/* Stage 1: odd offsets one logical hop; ties by parity. */
+					int ties = 0;
+
 					v = ap_list(ap, n, d, AP_S1);
 					for (uint32_t i = 0; i < v->n; i++) {
 						struct tc_ap_item it = v->v[i];
 
+						/* L = 2 mod 4: a bundle of ties alternates, the odd one out by parity. */
 						if (2 * it.e == L[d])
-							it.e = (L[d] % 4 == 0) ? prim * it.e : (par ? it.e : -it.e);
+							it.e = (L[d] % 4 == 0) ? prim * it.e : ((par ^ (ties++ & 1)) ? it.e : -it.e);
 						if (it.e & 1)
 							err = vec_push(&ap->out[it.e > 0 ? 0 : 1], it.a, it.b, it.e);
 						else
