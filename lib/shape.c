@@ -36,10 +36,14 @@ int tc_shape_init(struct tc_shape *s, int ndims, const int *dims, unsigned int w
 		if (nodes > TC_SHAPE_MAX_NODES)
 			return -EINVAL;
 	}
+	/* dims may point into *s (re-initialising a shape with new flags) */
+	int tmp[TC_MAX_DIMS];
+
+	memcpy(tmp, dims, ndims * sizeof(*dims));
 	memset(s, 0, sizeof(*s));
 	s->ndims = ndims;
 	for (int d = 0; d < ndims; d++)
-		s->dims[d] = dims[d];
+		s->dims[d] = tmp[d];
 	s->wrap_mask = wrap_mask;
 	s->one_port = one_port;
 	s->nodes = (int)nodes;

@@ -74,6 +74,9 @@ static void test_shapes(void)
 	tap_ok(tc_shape_init(&s, 2, dims, 4, 0) == -EINVAL && tc_shape_init(&s, 0, dims, 0, 0) == -EINVAL &&
 		       tc_shape_init(&s, 2, dims, 0, 2) == -EINVAL,
 	       "shape: wrap bit beyond ndims, 0 dims, bad one_port rejected");
+	tap_ok(tc_shape_parse(&s, "4x6", 0, 0) == 0 && tc_shape_init(&s, s.ndims, s.dims, 2, 1) == 0 &&
+		       s.dims[0] == 4 && s.dims[1] == 6 && s.nodes == 24 && s.wrap_mask == 2 && s.one_port,
+	       "shape: re-init from its own dims with new flags");
 	tap_ok(tc_shape_parse(&s, "2", 0, 0) == 0 && tc_shape_neighbor(&s, 0, 0) == 1 &&
 		       tc_shape_neighbor(&s, 0, 1) == 1 && tc_shape_delta(&s, 0, 0, 1) == 1,
 	       "shape: 2-ring has + and - links to the same node");
