@@ -26,34 +26,16 @@
  *     another order.
  *
  * On the torus the messages are routed dimension-ordered along shortest paths
- * through intermediate routers and share links (each step is a permutation,
- * not contention-free); the cost model serializes them. This is the direct
- * schedule a switched cluster (the verbs transport) runs unchanged.
+ * (antipodal ties split, see direct_common.c) through intermediate routers
+ * and share links (each step is a permutation, not contention-free); the cost
+ * model serializes them. This is the direct schedule a switched cluster (the
+ * verbs transport) runs unchanged.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "algos.h"
-
-/*
- * Shortest dimension-ordered route from src to dst; where both directions of
- * an even ring are shortest (the antipode), a source with an even coordinate
- * goes + and an odd one goes -, so antipodal traffic is spread over both
- * directions (000 Sec. III reading note: sending it all one way costs more).
- */
-static void route_split_ties(const struct tc_shape *sh, int src, int dst, int8_t *route)
-{
-	int cs[TC_MAX_DIMS], cd[TC_MAX_DIMS];
-
-	tc_shape_coords(sh, src, cs);
-	tc_shape_coords(sh, dst, cd);
-	for (int d = 0; d < TC_MAX_DIMS; d++) {
-		int delta = d < sh->ndims ? tc_shape_delta(sh, d, cs[d], cd[d]) : 0;
-
-		if ((sh->wrap_mask & (1u << d)) && 2 * delta == sh->dims[d] && (cs[d] & 1))
-			delta = -delta;
-		route[d] = (int8_t)delta;
-	}
-}
+#include "direct_common.h"
 
 static int is_pow2(int p)
 {
@@ -79,29 +61,24 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	const int p = shape->nodes;
 	const int xor = is_pow2(p);
 	int g[TC_MAX_DIMS] = { 0 }, dir[TC_MAX_DIMS];
-	int8_t route[TC_MAX_DIMS];
+	struct tc_dmsg *m = NULL;
 	struct tc_sched *s;
-	int err;
+	int err = -ENOMEM;
 
 	if (shape->ndims < 1 || shape->ndims > TC_MAX_DIMS || shape->nodes < 2) {
 		*why = "atape: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "atape",
 			 xor ? "001 ATAPE: Latin square of basic permutations (second construction), row i = j XOR gray(i)"
 			     : "001 ATAPE: Latin square of the torus translation group, rows in reflected Gray-code order",
 			 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
-	if (!s) {
-		*why = "atape: cannot allocate the schedule";
-		return -ENOMEM;
-	}
+	m = malloc(sizeof(*m) * p);
+	if (!s || !m)
+		goto err_free;
 	for (int d = 0; d < TC_MAX_DIMS; d++)
 		dir[d] = 1;
 	for (int i = 1; i < p; i++) {
-		err = tc_sched_step(s);
-		if (err < 0)
-			goto err_free;
 		if (!xor)
 			gray_next(shape, g, dir);
 		for (int j = 0; j < p; j++) {
@@ -117,24 +94,24 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 					c[d] += g[d];
 				dst = tc_shape_node(shape, c);
 			}
-			route_split_ties(shape, j, dst, route);
-			err = tc_sched_msg(s, j, dst, route);
-			if (err < 0)
-				goto err_free;
-			err = tc_sched_blk(s, j, dst);
-			if (err < 0)
-				goto err_free;
+			tc_direct_msg(shape, &m[j], j, j, dst);
 		}
+		/* row i of the Latin square: one step, its messages in link order */
+		err = tc_direct_emit_step(s, m, p, tc_direct_one_block, NULL);
+		if (err < 0)
+			goto err_free;
 	}
 	err = tc_sched_finish(s);
 	if (err < 0)
 		goto err_free;
+	free(m);
 	*out = s;
 	return 0;
 
 err_free:
+	free(m);
 	tc_sched_free(s);
-	*why = "atape: building the schedule failed";
+	*why = err == -ENOMEM ? "atape: out of memory" : "atape: building the schedule failed";
 	return err;
 }
 
