@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "algos.h"
 
@@ -90,18 +91,89 @@ static int bp_children(int dx, int dy, int out[4][2])
 	return 1;
 }
 
-/* The box of offsets seen from an origin at coordinate c0 in dimension d. */
-static void bp_box(const struct tc_shape *sh, int d, int c0, int *lo, int *hi)
+/*
+ * Tie-breaking on an even wrapping side: the node at ring distance n/2 is
+ * reached from the + side (box (-n/2, n/2]) or from the - side
+ * ([-n/2, n/2)). Variant (vx, vy) picks the side of dimension 0 by the
+ * parity of sel(vx) and of dimension 1 by sel(vy), where sel is 0 (always
+ * +), x0, y0 or x0 + y0 of the origin. (1, 1), both by x0, balances every
+ * even n x n torus to ceil((n^2-1)/4) per channel; the build tries all 16
+ * and keeps the one with the lowest per-channel maximum for the shape.
+ */
+static int bp_sel(int v, const int *oc)
+{
+	switch (v) {
+	case 1: return oc[0] & 1;
+	case 2: return oc[1] & 1;
+	case 3: return (oc[0] + oc[1]) & 1;
+	default: return 0;
+	}
+}
+
+/* The box of offsets seen from an origin at oc in dimension d. */
+static void bp_box(const struct tc_shape *sh, int d, const int *oc, int variant, int *lo, int *hi)
 {
 	int n = sh->dims[d];
 
 	if (sh->wrap_mask & (1u << d)) {
 		*lo = -((n - 1) / 2);
 		*hi = n / 2;
+		if (!(n & 1) && bp_sel(d ? variant & 3 : variant >> 2, oc)) {
+			*lo = -(n / 2);
+			*hi = n / 2 - 1;
+		}
 	} else {
-		*lo = -c0;
-		*hi = n - 1 - c0;
+		*lo = -oc[d];
+		*hi = n - 1 - oc[d];
 	}
+}
+
+static int bp_port(int d, int hop)
+{
+	return 2 * d + (hop < 0);
+}
+
+typedef int (*bp_fn)(void *arg, uint32_t step, int src, int port, int origin);
+
+/* Every relay of every origin's message: fn(step, node, port, origin). */
+static int bp_walk(const struct tc_shape *shape, int variant, bp_fn fn, void *arg)
+{
+	for (int o = 0; o < shape->nodes; o++) {
+		int oc[2], lo[2], hi[2];
+
+		tc_shape_coords(shape, o, oc);
+		for (int d = 0; d < 2; d++)
+			bp_box(shape, d, oc, variant, &lo[d], &hi[d]);
+		for (int dx = lo[0]; dx <= hi[0]; dx++) {
+			for (int dy = lo[1]; dy <= hi[1]; dy++) {
+				int ch[4][2], nch = bp_children(dx, dy, ch);
+				int c[2] = { oc[0] + dx, oc[1] + dy };
+				int v = tc_shape_node(shape, c);
+				uint32_t step = (uint32_t)(abs(dx) + abs(dy));
+
+				for (int k = 0; k < nch; k++) {
+					int cx = dx + ch[k][0], cy = dy + ch[k][1], err;
+
+					if (cx < lo[0] || cx > hi[0] || cy < lo[1] || cy > hi[1])
+						continue;	/* trimmed / additional check */
+					err = fn(arg, step, v, ch[k][0] ? bp_port(0, ch[k][0]) : bp_port(1, ch[k][1]), o);
+					if (err)
+						return err;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+static int bp_count(void *arg, uint32_t step, int src, int port, int origin)
+{
+	int *load = arg;
+
+	(void)step;
+	(void)origin;
+	load[src * 4 + port]++;
+	return 0;
 }
 
 struct bp_send {
@@ -110,6 +182,28 @@ struct bp_send {
 	int32_t port;
 	int32_t origin;
 };
+
+struct bp_sends {
+	struct bp_send *v;
+	size_t n, cap;
+};
+
+static int bp_collect(void *arg, uint32_t step, int src, int port, int origin)
+{
+	struct bp_sends *a = arg;
+
+	if (a->n == a->cap) {
+		size_t ncap = a->cap ? 2 * a->cap : 4096;
+		struct bp_send *t = realloc(a->v, ncap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		a->v = t;
+		a->cap = ncap;
+	}
+	a->v[a->n++] = (struct bp_send){ step, src, port, origin };
+	return 0;
+}
 
 static int bp_cmp(const void *pa, const void *pb)
 {
@@ -124,19 +218,39 @@ static int bp_cmp(const void *pa, const void *pb)
 	return a->origin < b->origin ? -1 : a->origin > b->origin;
 }
 
-static int bp_port(int d, int hop)
+/* The tie-breaking variant with the lowest per-channel maximum; (1, 1) first. */
+static int bp_best_variant(const struct tc_shape *shape)
 {
-	return 2 * d + (hop < 0);
+	static const int order[16] = { 5, 0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	int *load = malloc((size_t)shape->nodes * 4 * sizeof(int));
+	int best = 5, bestmax = -1;
+
+	if (!load)
+		return 5;
+	for (int i = 0; i < 16; i++) {
+		int mx = 0;
+
+		memset(load, 0, (size_t)shape->nodes * 4 * sizeof(int));
+		bp_walk(shape, order[i], bp_count, load);
+		for (int l = 0; l < shape->nodes * 4; l++)
+			if (load[l] > mx)
+				mx = load[l];
+		if (bestmax < 0 || mx < bestmax) {
+			bestmax = mx;
+			best = order[i];
+		}
+	}
+	free(load);
+	return best;
 }
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
 	const int n0 = shape->dims[0], n1 = shape->ndims == 2 ? shape->dims[1] : 0;
-	const int nodes = shape->nodes;
+	struct bp_sends all = { 0 };
 	struct bp_send *sends;
 	struct tc_sched *s;
-	size_t ns = 0, cap;
-	uint32_t maxstep = 0;
+	size_t ns;
 	int err = 0;
 
 	if (shape->ndims != 2) {
@@ -157,52 +271,13 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			return -EOPNOTSUPP;
 		}
 
-	/* Every node but the origin's farthest ones relays; at most 4 per (origin, node). */
-	cap = (size_t)nodes * nodes * 2 + 16;
-	sends = malloc(cap * sizeof(*sends));
-	if (!sends)
-		return -ENOMEM;
-
-	for (int o = 0; o < nodes; o++) {
-		int oc[2], lo[2], hi[2];
-
-		tc_shape_coords(shape, o, oc);
-		for (int d = 0; d < 2; d++)
-			bp_box(shape, d, oc[d], &lo[d], &hi[d]);
-		for (int dx = lo[0]; dx <= hi[0]; dx++) {
-			for (int dy = lo[1]; dy <= hi[1]; dy++) {
-				int ch[4][2], nch = bp_children(dx, dy, ch);
-				int c[2] = { oc[0] + dx, oc[1] + dy };
-				int v = tc_shape_node(shape, c);
-				uint32_t step = (uint32_t)(abs(dx) + abs(dy));
-
-				for (int k = 0; k < nch; k++) {
-					int cx = dx + ch[k][0], cy = dy + ch[k][1];
-
-					if (cx < lo[0] || cx > hi[0] || cy < lo[1] || cy > hi[1])
-						continue;	/* trimmed / additional check */
-					if (ns == cap) {
-						struct bp_send *t;
-
-						cap *= 2;
-						t = realloc(sends, cap * sizeof(*sends));
-						if (!t) {
-							free(sends);
-							return -ENOMEM;
-						}
-						sends = t;
-					}
-					sends[ns].step = step;
-					sends[ns].src = v;
-					sends[ns].port = ch[k][0] ? bp_port(0, ch[k][0]) : bp_port(1, ch[k][1]);
-					sends[ns].origin = o;
-					ns++;
-					if (step > maxstep)
-						maxstep = step;
-				}
-			}
-		}
+	err = bp_walk(shape, bp_best_variant(shape), bp_collect, &all);
+	if (err) {
+		free(all.v);
+		return err;
 	}
+	sends = all.v;
+	ns = all.n;
 	qsort(sends, ns, sizeof(*sends), bp_cmp);
 
 	s = tc_sched_new(shape, TC_COLL_ALLGATHER, "bcast-pattern",

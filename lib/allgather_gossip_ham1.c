@@ -27,6 +27,9 @@
  * The walk of each cycle is precomputed once into a per-node table of port
  * pairs (O(P) words, not the paper's O(d) arithmetic), and the rule is a
  * lookup in it. Out-of-cycle PUs are bound as in 2D.
+ * Known limit: for d >= 4 a rod PU on cycle q only has neighbours on cycles
+ * q - 1 and q + 1, so no one-hop feeder exists for cycle q + 2 and the
+ * construction is refused (-EOPNOTSUPP) rather than approximated.
  * Every packet is injected into one cycle through its origin.
  */
 #include <errno.h>
@@ -263,6 +266,8 @@ static int build_kd(const struct tc_shape *shape, struct tc_sched **out, const c
 			break;
 	}
 	free(x.pair);
+	if (err == -EOPNOTSUPP && d >= 4 && best_rod > 0)
+		w = "gossip-ham1: d >= 4: the reactor cycles leave PUs with no neighbour on the cycle two indices away (no one-hop feeder)";
 	if (err)
 		*why = w;
 	return err;

@@ -35,6 +35,7 @@ enum { EV_CYC, EV_FEED, EV_HAND };
 struct g_ev {
 	int32_t node, port, item, hops;
 	int8_t type, cyc;
+	uint32_t ready; /* the step it became sendable */
 };
 
 struct g_send {
@@ -394,7 +395,7 @@ static int g_evpush(struct g_ev **v, size_t *n, size_t *cap, struct g_ev e)
 
 /* What node v does with item it holds from time 'now': cycle sends and feeds at step now+1. */
 static int g_emit(struct g_state *g, struct g_ev **nx, size_t *nn, size_t *nc, int v, int it, int c, int hops,
-		  int outp, int inject)
+		  int outp, int inject, uint32_t now)
 {
 	int err = 0;
 
@@ -403,42 +404,67 @@ static int g_emit(struct g_state *g, struct g_ev **nx, size_t *nn, size_t *nc, i
 		int f = g_half_fwd(m), b = m - 1 - f;
 
 		if (f > 0)
-			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->cfwd[c][pv], it, f - 1, EV_CYC, (int8_t)c });
+			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->cfwd[c][pv], it, f - 1, EV_CYC, (int8_t)c, now });
 		if (!err && b > 0)
-			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->cbwd[c][pv], it, b - 1, EV_CYC, (int8_t)c });
+			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->cbwd[c][pv], it, b - 1, EV_CYC, (int8_t)c, now });
 	} else if (outp >= 0) {
-		err = g_evpush(nx, nn, nc, (struct g_ev){ v, outp, it, hops - 1, EV_CYC, (int8_t)c });
+		err = g_evpush(nx, nn, nc, (struct g_ev){ v, outp, it, hops - 1, EV_CYC, (int8_t)c, now });
 	}
 	for (int f = g->feed_first[v]; f < g->feed_first[v + 1] && !err; f++)
 		if (g->feeds[f].cyc == c && g->pass[(size_t)f * g->nitems + it])
-			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->feeds[f].port, it, 0, EV_FEED, (int8_t)c });
+			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->feeds[f].port, it, 0, EV_FEED, (int8_t)c, now });
 	return err;
 }
 
-/* Run the rules step by step; every send is recorded. */
+/*
+ * Run the rules step by step; every send is recorded. A directed link sends
+ * one packet per step: when two want the same link in a step (only where an
+ * out-of-cycle origin hands its packet on), the later one waits in the
+ * link's queue (oldest first, cycle traffic before feeds).
+ */
 static int g_run(struct g_state *g, unsigned char *recv)
 {
-	struct g_ev *cur = NULL, *nx = NULL;
-	size_t ncur = 0, ccur = 0, nnx = 0, cnx = 0;
+	const int nl = g->n * g->np;
+	struct g_ev *pend = NULL, *nx = NULL;
+	size_t npend = 0, cpend = 0, nnx = 0, cnx = 0;
+	long *best = malloc(nl * sizeof(long));
 	uint32_t step = 0;
 	int err = 0;
 
+	if (!best)
+		return -ENOMEM;
 	for (int it = 0; it < g->nitems && !err; it++) {
 		int c = g->item_cyc[it];
 
 		if (g->item_t0[it])
-			err = g_evpush(&cur, &ncur, &ccur, (struct g_ev){ it / g->spec->npackets, g->item_port[it],
-									 it, 0, EV_HAND, (int8_t)c });
+			err = g_evpush(&pend, &npend, &cpend, (struct g_ev){ it / g->spec->npackets, g->item_port[it],
+									   it, 0, EV_HAND, (int8_t)c, 0 });
 		else
-			err = g_emit(g, &cur, &ncur, &ccur, g->item_at[it], it, c, 0, -1, 1);
+			err = g_emit(g, &pend, &npend, &cpend, g->item_at[it], it, c, 0, -1, 1, 0);
 	}
-	while (ncur && !err) {
+	while (npend && !err) {
+		size_t keep = 0;
+
 		step++;
 		nnx = 0;
-		for (size_t i = 0; i < ncur && !err; i++) {
-			struct g_ev e = cur[i];
+		for (int l = 0; l < nl; l++)
+			best[l] = -1;
+		for (size_t i = 0; i < npend; i++) {
+			const struct g_ev *e = &pend[i];
+			int l = e->node * g->np + e->port;
+			const struct g_ev *b = best[l] >= 0 ? &pend[best[l]] : NULL;
+
+			if (!b || e->ready < b->ready || (e->ready == b->ready && e->type < b->type))
+				best[l] = (long)i;
+		}
+		for (size_t i = 0; i < npend && !err; i++) {
+			struct g_ev e = pend[i];
 			int v = tc_shape_neighbor(g->sh, e.node, e.port);
 
+			if (best[e.node * g->np + e.port] != (long)i) {
+				pend[keep++] = e;	/* waits for its link */
+				continue;
+			}
 			err = g_push_send(g, step - 1, e.node, e.port, e.item);
 			if (err)
 				break;
@@ -447,28 +473,22 @@ static int g_run(struct g_state *g, unsigned char *recv)
 			if (e.type == EV_FEED)
 				continue;
 			if (e.type == EV_HAND)
-				err = g_emit(g, &nx, &nnx, &cnx, v, e.item, e.cyc, 0, -1, 1);
+				err = g_emit(g, &nx, &nnx, &cnx, v, e.item, e.cyc, 0, -1, 1, step);
 			else
 				err = g_emit(g, &nx, &nnx, &cnx, v, e.item, e.cyc, e.hops,
-					     e.hops > 0 ? g->pair[v * g->np + (e.port ^ 1)] : -1, 0);
+					     e.hops > 0 ? g->pair[v * g->np + (e.port ^ 1)] : -1, 0, step);
 		}
-		{
-			struct g_ev *t = cur;
-			size_t tc = ccur;
-
-			cur = nx;
-			ccur = cnx;
-			ncur = nnx;
-			nx = t;
-			cnx = tc;
-		}
+		npend = keep;
+		for (size_t i = 0; i < nnx && !err; i++)
+			err = g_evpush(&pend, &npend, &cpend, nx[i]);
 		if (step > (uint32_t)(4 * g->n + 8)) {
 			err = -ELOOP;
 			break;
 		}
 	}
-	free(cur);
+	free(pend);
 	free(nx);
+	free(best);
 	return err;
 }
 

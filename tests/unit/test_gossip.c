@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * All-to-all broadcast (allgather) schedules from the papers:
+ *   bcast-pattern  001 broadcast pattern, all-port 2D meshes and tori
+ *   gossip-ham2    002 Theorem 1, 2 packets on zigzag Hamiltonian cycles
+ *   gossip-ham1    002 Theorems 2-4, 1 packet on partial Hamiltonian cycles
+ * Every schedule is verified (tc_verify), run on the simulator with every
+ * received byte compared with the sender's data, and its step and per-channel
+ * counts are compared with the numbers the theorems give, computed here from
+ * the shape.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algos.h"
+#include "sched.h"
+#include "tap.h"
+
+static unsigned char pattern(int origin, size_t k)
+{
+	return (unsigned char)(origin * 131 + k * 7 + 13);
+}
+
+/* Run s on the simulator; 1 when every node holds every origin's exact bytes. */
+static int sim_bytes_ok(const struct tc_sched *s, size_t m, char *msg, size_t msglen)
+{
+	const int n = s->shape.nodes;
+	void **send = calloc(n, sizeof(void *)), **recv = calloc(n, sizeof(void *));
+	int ok = send && recv, err;
+
+	for (int v = 0; ok && v < n; v++) {
+		send[v] = malloc(m);
+		recv[v] = malloc(m * n);
+		if (!send[v] || !recv[v]) {
+			ok = 0;
+			break;
+		}
+		for (size_t k = 0; k < m; k++)
+			((unsigned char *)send[v])[k] = pattern(v, k);
+		memset(recv[v], 0xee, m * n);
+	}
+	if (ok) {
+		err = tc_sim_run(s, m, send, recv);
+		if (err) {
+			snprintf(msg, msglen, "tc_sim_run: %d (%s)", err, tc_sched_last_error());
+			ok = 0;
+		}
+	}
+	for (int v = 0; ok && v < n; v++)
+		for (int o = 0; ok && o < n; o++)
+			for (size_t k = 0; k < m; k++)
+				if (((unsigned char *)recv[v])[o * m + k] != pattern(o, k)) {
+					snprintf(msg, msglen, "node %d: byte %zu of origin %d is %#x, want %#x", v, k, o,
+						 ((unsigned char *)recv[v])[o * m + k], pattern(o, k));
+					ok = 0;
+					break;
+				}
+	for (int v = 0; v < n; v++) {
+		if (send)
+			free(send[v]);
+		if (recv)
+			free(recv[v]);
+	}
+	free(send);
+	free(recv);
+	return ok;
+}
+
+/* Blocks per (step, directed link). */
+struct step_load {
+	int nlinks, nsteps;
+	int *blocks; /* nsteps * nlinks */
+};
+
+static void load_visit(void *arg, uint32_t step, int node, int port, const struct tc_msg *m)
+{
+	struct step_load *l = arg;
+
+	l->blocks[(size_t)step * l->nlinks + node * 2 * 2 + port] += m->nblk;
+}
+
+static void load_visit_kd(void *arg, uint32_t step, int node, int port, const struct tc_msg *m);
+
+static int g_ndims;
+
+static void load_visit_kd(void *arg, uint32_t step, int node, int port, const struct tc_msg *m)
+{
+	struct step_load *l = arg;
+
+	l->blocks[(size_t)step * l->nlinks + node * 2 * g_ndims + port] += m->nblk;
+}
+
+static int max_blocks_per_link_step(const struct tc_sched *s)
+{
+	struct step_load l = { .nlinks = s->shape.nodes * 2 * s->shape.ndims, .nsteps = (int)s->nsteps };
+	int mx = 0;
+
+	l.blocks = calloc((size_t)l.nlinks * (l.nsteps ? l.nsteps : 1), sizeof(int));
+	if (!l.blocks)
+		return -1;
+	g_ndims = s->shape.ndims;
+	tc_sched_visit_links(s, load_visit_kd, &l);
+	for (size_t i = 0; i < (size_t)l.nlinks * l.nsteps; i++)
+		if (l.blocks[i] > mx)
+			mx = l.blocks[i];
+	free(l.blocks);
+	return mx;
+}
+
+static const char *shape_str(const struct tc_shape *sh, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (int d = 0; d < sh->ndims; d++)
+		o += snprintf(buf + o, len - o, "%s%d", d ? "x" : "", sh->dims[d]);
+	snprintf(buf + o, len - o, "%s", sh->wrap_mask ? " torus" : " mesh");
+	return buf;
+}
+
+static long lower_bound_steps(const struct tc_shape *sh)
+{
+	long k2 = 2L * sh->ndims;
+
+	return (sh->nodes - 1 + k2 - 1) / k2;
+}
+
+/* Build, verify and simulate; returns the schedule (or NULL after a failed point). */
+static struct tc_sched *build_checked(const struct tc_algo *a, const struct tc_shape *sh, struct tc_verify_report *r)
+{
+	struct tc_sched *s = NULL;
+	const char *why = "";
+	char buf[64], msg[256] = "";
+	int err;
+
+	shape_str(sh, buf, sizeof(buf));
+	err = a->build(sh, &s, &why);
+	if (!tap_ok(!err && s, "%s %s: builds (%d: %s)", a->name, buf, err, err ? why : "ok"))
+		return NULL;
+	err = tc_verify(s, r);
+	if (!tap_ok(!err && r->ok, "%s %s: verifies (%s)", a->name, buf, err ? r->first_violation : "ok")) {
+		tc_verify_report_free(r);
+		tc_sched_free(s);
+		return NULL;
+	}
+	tap_ok(sim_bytes_ok(s, 5, msg, sizeof(msg)), "%s %s: simulator delivers every byte (m=5) %s", a->name, buf,
+	       msg);
+	return s;
+}
+
+static int mkshape(struct tc_shape *sh, int ndims, const int *dims, unsigned int wrap)
+{
+	return tc_shape_init(sh, ndims, dims, wrap, 0);
+}
+
+/* ---- broadcast pattern (001) ---- */
+
+/* Perimeter C_d of the circle of radius d on a (2k+1) x (2k+1) torus (001, "Properties"). */
+static int perimeter_odd(int k, int d)
+{
+	if (d == 0)
+		return 1;
+	return d <= k ? 4 * d : 4 * (2 * k + 1 - d);
+}
+
+static void test_bcast_one(const struct tc_shape *sh)
+{
+	const struct tc_algo *a = &tc_algo_bcast_pattern;
+	struct tc_verify_report r;
+	struct tc_sched *s;
+	char buf[64];
+	int r0 = sh->dims[0], c0 = sh->dims[1], torus = sh->wrap_mask == 3u;
+	long diam, thm_links = -1, lb_links = (sh->nodes - 1 + 3) / 4;
+
+	if (!sh->wrap_mask)
+		lb_links = (sh->nodes - 1 + 1) / 2; /* a corner has two in-channels */
+
+	s = build_checked(a, sh, &r);
+	if (!s)
+		return;
+	shape_str(sh, buf, sizeof(buf));
+	diam = 0;
+	for (int d = 0; d < 2; d++)
+		diam += (sh->wrap_mask & (1u << d)) ? sh->dims[d] / 2 : sh->dims[d] - 1;
+	/* phase d is step d: as many steps as the diameter */
+	tap_ok(s->nsteps == (uint32_t)diam, "%s %s: %u steps = diameter %ld", a->name, buf, s->nsteps, diam);
+	if (torus && r0 == c0 && (r0 & 1)) {
+		/* Corollary 1: every channel relays (n^2-1)/4 messages; Theorem 3: C_d/4 in phase d */
+		int k = r0 / 2, ok = 1, okstep = 1;
+		struct step_load l = { .nlinks = sh->nodes * 4, .nsteps = (int)s->nsteps };
+
+		thm_links = ((long)r0 * r0 - 1) / 4;
+		for (int i = 0; i < sh->nodes * 4; i++)
+			ok &= r.link_blocks[i] == thm_links;
+		tap_ok(ok && r.max_link_blocks == thm_links,
+		       "%s %s: every channel relays (n^2-1)/4 = %ld messages (Cor. 1), max %lld", a->name, buf,
+		       thm_links, (long long)r.max_link_blocks);
+		l.blocks = calloc((size_t)l.nlinks * l.nsteps, sizeof(int));
+		if (l.blocks) {
+			tc_sched_visit_links(s, load_visit, &l);
+			for (int st = 0; st < l.nsteps; st++)
+				for (int i = 0; i < l.nlinks; i++)
+					okstep &= l.blocks[(size_t)st * l.nlinks + i] * 4 == perimeter_odd(k, st + 1);
+		}
+		tap_ok(l.blocks && okstep, "%s %s: in phase d every channel carries C_d/4 messages (Thm 3)", a->name,
+		       buf);
+		free(l.blocks);
+	} else if (torus && r0 == c0) {
+		/* even n: (n^2-1)/4 is not an integer; the tie-breaking at n/2 reaches the in-degree bound */
+		thm_links = lb_links;
+		tap_ok(r.max_link_blocks == thm_links,
+		       "%s %s: max channel load %lld = ceil((n^2-1)/4) = %ld (Cor. 1 rounded up, even n)", a->name,
+		       buf, (long long)r.max_link_blocks, thm_links);
+	} else if (!sh->wrap_mask && r0 == c0) {
+		/*
+		 * Corollary 2: at most (n^2-1)/2 per channel on a mesh. A corner takes
+		 * n^2-1 messages over two channels, so ceil((n^2-1)/2) is also a lower
+		 * bound: the pattern must meet it exactly (for even n the slides'
+		 * (n^2-1)/2 is not an integer and is rounded up).
+		 */
+		thm_links = ((long)r0 * r0 - 1 + 1) / 2;
+		tap_ok(r.max_link_blocks == thm_links,
+		       "%s %s: max channel load %lld = ceil((n^2-1)/2) = %ld (Cor. 2, tight at the corners)", a->name,
+		       buf, (long long)r.max_link_blocks, thm_links);
+	}
+	/* any shape: a node takes N-1 messages through its in-channels, a channel can't beat the average */
+	tap_ok(r.max_link_blocks >= lb_links || (sh->wrap_mask && !torus), "%s %s: max channel load %lld >= in-degree bound %ld",
+	       a->name, buf, (long long)r.max_link_blocks, lb_links);
+	tap_diag("TABLE %-14s %-14s steps %4u thm_steps %4ld max_link_blocks %5lld thm %5ld lb_links %5ld lower_bound_steps %4ld",
+		 a->name, buf, s->nsteps, diam, (long long)r.max_link_blocks, thm_links, lb_links,
+		 lower_bound_steps(sh));
+	tc_verify_report_free(&r);
+	tc_sched_free(s);
+}
+
+static void test_bcast(void)
+{
+	static const int rc[][2] = { { 3, 5 }, { 4, 7 }, { 5, 8 }, { 6, 9 }, { 7, 16 }, { 16, 9 }, { 10, 3 },
+				     { 12, 5 }, { 2, 6 }, { 8, 12 }, { 4, 6 }, { 5, 7 }, { 7, 9 }, { 3, 11 },
+				     { 9, 15 }, { 11, 13 }, { 4, 16 } };
+	struct tc_shape sh;
+
+	for (int n = 3; n <= 16; n++) {
+		int dims[2] = { n, n };
+
+		mkshape(&sh, 2, dims, 3u);
+		test_bcast_one(&sh);
+		mkshape(&sh, 2, dims, 0u);
+		test_bcast_one(&sh);
+	}
+	for (size_t i = 0; i < sizeof(rc) / sizeof(rc[0]); i++) {
+		int dims[2] = { rc[i][0], rc[i][1] };
+
+		if (dims[0] >= 3 && dims[1] >= 3) {
+			mkshape(&sh, 2, dims, 3u);
+			test_bcast_one(&sh);
+		}
+		mkshape(&sh, 2, dims, 0u);
+		test_bcast_one(&sh);
+	}
+	/* one wrapping dimension, one not */
+	{
+		int dims[2] = { 5, 6 };
+
+		mkshape(&sh, 2, dims, 1u);
+		test_bcast_one(&sh);
+	}
+}
+
+/* ---- gossip (002) ---- */
+
+static void test_ham2_one(int n1, int n2)
+{
+	const struct tc_algo *a = &tc_algo_gossip_ham2;
+	int dims[2] = { n1, n2 };
+	struct tc_verify_report r;
+	struct tc_shape sh;
+	struct tc_sched *s;
+	char buf[64];
+	long thm = ((long)n1 * n2 + 1) / 2; /* Theorem 1: ceil(n1*n2/2) */
+	int mb;
+
+	mkshape(&sh, 2, dims, 3u);
+	s = build_checked(a, &sh, &r);
+	if (!s)
+		return;
+	shape_str(&sh, buf, sizeof(buf));
+	tap_ok(s->npackets == 2, "%s %s: 2 packets per node", a->name, buf);
+	mb = max_blocks_per_link_step(s);
+	if (!(n1 & 1) && !(n2 & 1)) {
+		/* two full Hamiltonian cycles: exactly the theorem, one packet per link per step */
+		tap_ok(s->nsteps == (uint32_t)thm, "%s %s: %u steps = ceil(n1*n2/2) = %ld (Thm 1)", a->name, buf,
+		       s->nsteps, thm);
+		tap_ok(mb == 1, "%s %s: at most one packet per link per step (%d)", a->name, buf, mb);
+	} else {
+		/*
+		 * One odd side: partial cycles; an out-of-cycle PU hands its packet for
+		 * the other cycle to a neighbour, which queues it into a full stream.
+		 * Theorem 1 is not met here: each handed packet costs at most one
+		 * step of a link's queue, so allow ceil(n1*n2/2) + neven/2.
+		 */
+		long slack = (n1 & 1 ? n2 : n1) / 2;
+
+		tap_ok(s->nsteps <= (uint32_t)(thm + slack), "%s %s: %u steps <= ceil(n1*n2/2) + neven/2 = %ld + %ld",
+		       a->name, buf, s->nsteps, thm, slack);
+		tap_ok(mb == 1, "%s %s: at most one packet per link per step (%d)", a->name, buf, mb);
+	}
+	tap_diag("TABLE %-14s %-14s steps %4u thm_steps %4ld max_link_blocks %5lld thm %5s lb_links %5ld lower_bound_steps %4ld  (blocks are half packets; max per link-step %d)",
+		 a->name, buf, s->nsteps, thm, (long long)r.max_link_blocks, "-", (long)(sh.nodes * 2 - 2 + 3) / 4,
+		 lower_bound_steps(&sh), mb);
+	tc_verify_report_free(&r);
+	tc_sched_free(s);
+}
+
+static void test_ham1_2d_one(int a0, int b0)
+{
+	const struct tc_algo *a = &tc_algo_gossip_ham1;
+	int dims[2] = { a0, b0 };
+	struct tc_verify_report r;
+	struct tc_shape sh;
+	struct tc_sched *s;
+	char buf[64];
+	long num = -1; /* 4 * (n1*n2/4 + n1/2 + 1), minimised over the admissible orientations (n1 even) */
+	int mb;
+
+	for (int t = 0; t < 2; t++) {
+		long n1 = t ? b0 : a0, n2 = t ? a0 : b0, v = n1 * n2 + 2 * n1 + 4;
+
+		if (!(n1 & 1) && (num < 0 || v < num))
+			num = v;
+	}
+	mkshape(&sh, 2, dims, 3u);
+	s = build_checked(a, &sh, &r);
+	if (!s)
+		return;
+	shape_str(&sh, buf, sizeof(buf));
+	mb = max_blocks_per_link_step(s);
+	if (num % 4 == 0)
+		tap_ok(s->nsteps == (uint32_t)(num / 4), "%s %s: %u steps = n1*n2/4 + n1/2 + 1 = %ld (Thm 2)", a->name,
+		       buf, s->nsteps, num / 4);
+	else
+		tap_ok(s->nsteps <= (uint32_t)((num + 3) / 4), "%s %s: %u steps <= ceil(n1*n2/4 + n1/2 + 1) = %ld (Thm 2)",
+		       a->name, buf, s->nsteps, (num + 3) / 4);
+	tap_ok(mb == 1, "%s %s: at most one packet per link per step (%d)", a->name, buf, mb);
+	tap_diag("TABLE %-14s %-14s steps %4u thm_steps %4.2f max_link_blocks %5lld thm %5s lb_links %5ld lower_bound_steps %4ld",
+		 a->name, buf, s->nsteps, num / 4.0, (long long)r.max_link_blocks, "-", (long)(sh.nodes - 1 + 3) / 4,
+		 lower_bound_steps(&sh));
+	tc_verify_report_free(&r);
+	tc_sched_free(s);
+}
+
+static void test_ham1_kd_one(int ndims, const int *dims)
+{
+	const struct tc_algo *a = &tc_algo_gossip_ham1;
+	struct tc_verify_report r;
+	struct tc_shape sh;
+	struct tc_sched *s;
+	char buf[64];
+	long best = -1;
+	int mb;
+
+	/* Theorem 4: P/(2d) + P/(2*n1) + 1 with n2..nd multiples of d; n1 = the rod side, the longest admissible */
+	mkshape(&sh, ndims, dims, (1u << ndims) - 1);
+	for (int rod = 0; rod < ndims; rod++) {
+		int ok = dims[rod] > ndims;
+
+		for (int e = 0; e < ndims; e++)
+			if (e != rod && dims[e] % ndims)
+				ok = 0;
+		if (ok && (best < 0 || dims[rod] > dims[best]))
+			best = rod;
+	}
+	if (ndims >= 4) {
+		/* the d-D reactor leaves rod PUs without a neighbour on cycle q+2: refused, not approximated */
+		const char *why = NULL;
+
+		shape_str(&sh, buf, sizeof(buf));
+		s = NULL;
+		tap_ok(a->build(&sh, &s, &why) == -EOPNOTSUPP && why && *why, "%s %s: -EOPNOTSUPP (%s)", a->name, buf,
+		       why ? why : "");
+		return;
+	}
+	s = build_checked(a, &sh, &r);
+	if (!s)
+		return;
+	shape_str(&sh, buf, sizeof(buf));
+	if (best >= 0) {
+		long p = sh.nodes, n1 = dims[best], den = 2L * ndims * n1;
+		long num = p * n1 + p * ndims + den; /* (P/(2d) + P/(2 n1) + 1) * den */
+		long thm = (num + den - 1) / den;
+		int exact = num % den == 0;
+
+		if (exact)
+			tap_ok(s->nsteps == (uint32_t)thm, "%s %s: %u steps = P/(2d) + P/(2 n1) + 1 = %ld (Thm %d)",
+			       a->name, buf, s->nsteps, thm, ndims == 3 ? 3 : 4);
+		else
+			tap_ok(s->nsteps <= (uint32_t)thm, "%s %s: %u steps <= ceil(P/(2d) + P/(2 n1) + 1) = %ld (Thm %d)",
+			       a->name, buf, s->nsteps, thm, ndims == 3 ? 3 : 4);
+		mb = max_blocks_per_link_step(s);
+		tap_ok(mb == 1, "%s %s: at most one packet per link per step (%d)", a->name, buf, mb);
+		tap_diag("TABLE %-14s %-14s steps %4u thm_steps %4ld max_link_blocks %5lld thm %5s lb_links %5ld lower_bound_steps %4ld",
+			 a->name, buf, s->nsteps, thm, (long long)r.max_link_blocks, "-",
+			 (long)(sh.nodes - 1 + 2 * ndims - 1) / (2 * ndims), lower_bound_steps(&sh));
+	}
+	tc_verify_report_free(&r);
+	tc_sched_free(s);
+}
+
+static void test_gossip(void)
+{
+	static const int ham2[][2] = { { 4, 4 }, { 6, 6 }, { 8, 8 }, { 10, 10 }, { 12, 12 }, { 16, 16 }, { 4, 8 },
+				       { 6, 10 }, { 16, 4 }, { 4, 5 }, { 6, 7 }, { 8, 3 }, { 16, 15 }, { 10, 9 },
+				       { 5, 4 }, { 3, 8 }, { 7, 6 }, { 15, 16 }, { 9, 12 } };
+	static const int ham1[][2] = { { 4, 4 }, { 6, 6 }, { 8, 8 }, { 12, 12 }, { 16, 16 }, { 4, 8 }, { 8, 4 },
+				       { 6, 10 }, { 16, 6 }, { 4, 5 }, { 6, 7 }, { 8, 3 }, { 10, 9 }, { 16, 15 },
+				       { 5, 4 }, { 3, 8 }, { 7, 6 }, { 9, 12 } };
+	static const int kd3[][3] = { { 4, 3, 3 }, { 5, 3, 3 }, { 8, 3, 3 }, { 4, 6, 6 }, { 6, 6, 6 },
+				      { 3, 3, 7 }, { 6, 3, 6 }, { 7, 6, 6 } };
+	static const int kd4[][4] = { { 5, 4, 4, 4 }, { 4, 4, 4, 8 } };
+
+	for (size_t i = 0; i < sizeof(ham2) / sizeof(ham2[0]); i++)
+		test_ham2_one(ham2[i][0], ham2[i][1]);
+	for (size_t i = 0; i < sizeof(ham1) / sizeof(ham1[0]); i++)
+		test_ham1_2d_one(ham1[i][0], ham1[i][1]);
+	for (size_t i = 0; i < sizeof(kd3) / sizeof(kd3[0]); i++)
+		test_ham1_kd_one(3, kd3[i]);
+	for (size_t i = 0; i < sizeof(kd4) / sizeof(kd4[0]); i++)
+		test_ham1_kd_one(4, kd4[i]);
+}
+
+/* ---- bad input: a clear -errno and a reason ---- */
+
+static void test_errors(void)
+{
+	struct tc_shape sh;
+	struct tc_sched *s = NULL;
+	const char *why = NULL;
+	int err;
+	int d3[3] = { 4, 4, 4 }, d2[2] = { 4, 4 }, odd[2] = { 5, 7 };
+
+	mkshape(&sh, 3, d3, 7u);
+	err = tc_algo_bcast_pattern.build(&sh, &s, &why);
+	tap_ok(err == -EOPNOTSUPP && why && *why, "bcast-pattern 4x4x4: -EOPNOTSUPP (%s)", why ? why : "");
+	why = NULL;
+	mkshape(&sh, 2, d2, 0u);
+	err = tc_algo_gossip_ham2.build(&sh, &s, &why);
+	tap_ok(err == -EOPNOTSUPP && why && *why, "gossip-ham2 4x4 mesh: -EOPNOTSUPP (%s)", why ? why : "");
+	why = NULL;
+	err = tc_algo_gossip_ham1.build(&sh, &s, &why);
+	tap_ok(err == -EOPNOTSUPP && why && *why, "gossip-ham1 4x4 mesh: -EOPNOTSUPP (%s)", why ? why : "");
+	why = NULL;
+	mkshape(&sh, 2, odd, 3u);
+	err = tc_algo_gossip_ham2.build(&sh, &s, &why);
+	tap_ok(err == -EOPNOTSUPP && why && *why, "gossip-ham2 5x7: -EOPNOTSUPP (%s)", why ? why : "");
+	why = NULL;
+	tc_shape_init(&sh, 2, d2, 3u, 1);
+	err = tc_algo_bcast_pattern.build(&sh, &s, &why);
+	tap_ok(err == -EOPNOTSUPP && why && *why, "bcast-pattern one-port: -EOPNOTSUPP (%s)", why ? why : "");
+	why = NULL;
+	{
+		int d[3] = { 4, 4, 5 };
+
+		mkshape(&sh, 3, d, 7u);
+		err = tc_algo_gossip_ham1.build(&sh, &s, &why);
+		tap_ok(err == -EOPNOTSUPP && why && *why, "gossip-ham1 4x4x5: -EOPNOTSUPP (%s)", why ? why : "");
+	}
+}
+
+int main(void)
+{
+	test_errors();
+	test_bcast();
+	test_gossip();
+	return tap_done();
+}
