@@ -12,9 +12,11 @@
  *
  * The paper prices each phase-2 dimension at (k-1) startups and
  * floor(k^2/4)/k * prod(Ni) blocks with Gu's linear-array exchange [14],
- * which it does not describe. For k >= 4 we use odd-even transposition
- * between neighbours (k-1 steps for even k, k for odd k): contention-free
- * and one-port, but it does not reach that phase-2 figure.
+ * which it does not describe. We meet it for k <= 3. For k = 4 we use a
+ * three-step exchange (lib/oneport.c) of 5N/4 blocks per dimension instead
+ * of N; for k >= 5 odd-even transposition between neighbours (k-1 steps
+ * for even k, k for odd k). Both are contention-free and one-port but do
+ * not reach the paper's phase-2 figure.
  * Contention-free; shortest-path only for k = 1. No rearrangement charged.
  */
 #include <errno.h>

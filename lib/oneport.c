@@ -256,6 +256,8 @@ int tc_op_mt_init(struct tc_op_mt *mt, const struct tc_shape *shape, int first)
 		mt->sub_len = 0;
 	else if (k == 3)
 		mt->sub_len = 2;
+	else if (k == 4)
+		mt->sub_len = 3;
 	else
 		mt->sub_len = k % 2 ? k : k - 1;
 	return 0;
@@ -281,6 +283,28 @@ static int mt_sub_hops(const struct tc_op_mt *mt, int len, int a, int b, int dim
 			h[n++] = (struct tc_op_hop){ base, dim, a == 2 ? (len == 3 ? 1 : -2) : 1 };
 		else
 			h[n++] = (struct tc_op_hop){ base + 1, dim, a == 0 ? (len == 3 ? -1 : 2) : -1 };
+		return n;
+	}
+	if (k == 4) {
+		/*
+		 * Three steps on the 4-node line, each a permutation on distinct
+		 * directed links:
+		 *   0: 0->2 {0>2, 0>3}  3->1 {3>1, 3>0}  1->0 {1>0}  2->3 {2>3}
+		 *   1: 1->3 {1>2, 1>3}  2->0 {2>1, 2>0}  0->1 {0>1}  3->2 {3>2}
+		 *   2: 2->3 {0>3}  1->0 {3>0}  3->2 {1>2}  0->1 {2>1}
+		 * 5N/4 blocks per dimension where the paper's array exchange
+		 * needs N (see alltoall_mtk.c).
+		 */
+		static const int8_t tab[4][4][2][2] = {
+			/* {step, delta} of the first and second hop, step -1: none */
+			[0] = { [1] = { { 1, 1 }, { -1, 0 } }, [2] = { { 0, 2 }, { -1, 0 } }, [3] = { { 0, 2 }, { 2, 1 } } },
+			[1] = { [0] = { { 0, -1 }, { -1, 0 } }, [2] = { { 1, 2 }, { 2, -1 } }, [3] = { { 1, 2 }, { -1, 0 } } },
+			[2] = { [3] = { { 0, 1 }, { -1, 0 } }, [1] = { { 1, -2 }, { 2, 1 } }, [0] = { { 1, -2 }, { -1, 0 } } },
+			[3] = { [2] = { { 1, -1 }, { -1, 0 } }, [1] = { { 0, -2 }, { -1, 0 } }, [0] = { { 0, -2 }, { 2, -1 } } },
+		};
+
+		for (int i = 0; i < 2 && tab[a][b][i][0] >= 0; i++)
+			h[n++] = (struct tc_op_hop){ base + tab[a][b][i][0], dim, tab[a][b][i][1] };
 		return n;
 	}
 	/* Odd-even transposition: in step t the pairs (a, a+1), a = t mod 2,

@@ -61,8 +61,9 @@ static inline int tc_op_ar1_max_hops(int q)
  * sub-mesh of its destination at the node whose coordinates are congruent
  * to its origin's mod k. Phase 2 finishes inside the sub-meshes, one
  * dimension after another: k = 2 one exchange; k = 3 the two cyclic
- * shifts of Sec. 5.2; k >= 4 odd-even transposition between neighbours
- * (k - 1 steps for even k, k for odd k).
+ * shifts of Sec. 5.2; k = 4 a three-step table (5N/4 blocks); k >= 5
+ * odd-even transposition between neighbours (k - 1 steps for even k, k for
+ * odd k).
  * Every dimension must be k or a multiple of 2k, and wrap.
  */
 struct tc_op_mt {
