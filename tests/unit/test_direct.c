@@ -317,6 +317,81 @@ static void check_direct_link_load(const char *dims)
 	tc_sched_free(s);
 }
 
+static int build_cost(const struct tc_algo *al, const char *dims, int one_port, struct tc_sched **s, struct tc_cost *c)
+{
+	const struct tc_cost_params p = { .ts_us = 75, .tw_us_per_byte = 0.011, .rho_us_per_byte = 0.014,
+					  .block_bytes = 1024 };
+	struct tc_shape sh;
+	const char *why = NULL;
+	int err;
+
+	err = tc_shape_parse(&sh, dims, 0, one_port);
+	if (!err)
+		err = al->build(&sh, s, &why);
+	if (!err)
+		err = tc_cost_eval(*s, &p, c);
+	return err;
+}
+
+/*
+ * Cost-model transmission where a formula is known: the ring N-1 blocks (one
+ * block per step along a chain); Saad-Schultz on an n x n torus the slides'
+ * (n^2-1)/2 for odd n (001 "Comparisons"), n^2/2 for even n (the first
+ * phase's antipodal single block cannot be split), (n-1)/2 or n/2 on a ring.
+ */
+static void check_allgather_formulas(void)
+{
+	static const struct {
+		const char *dims;
+		double ring, ss;
+	} f[] = {
+		{ "3x3", 8, 4 },      { "5x5", 24, 12 }, { "7x7", 48, 24 },  { "4x4", 15, 8 },
+		{ "8x8", 63, 32 },    { "6x6", 35, 18 }, { "9", 8, 4 },	     { "8", 7, 4 },
+		{ "16x16", 255, 128 },
+	};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		struct tc_sched *s = NULL;
+		struct tc_cost c;
+		int err;
+
+		err = build_cost(&tc_algo_ring_ag, f[i].dims, 0, &s, &c);
+		tap_ok(!err && c.transmission_blocks == f[i].ring, "ring on %s: transmission %.1f blocks, formula %.0f",
+		       f[i].dims, err ? -1 : c.transmission_blocks, f[i].ring);
+		tc_sched_free(s);
+		s = NULL;
+		err = build_cost(&tc_algo_saad_schultz, f[i].dims, 0, &s, &c);
+		tap_ok(!err && c.transmission_blocks == f[i].ss,
+		       "saad-schultz on %s: transmission %.1f blocks, formula %.0f", f[i].dims,
+		       err ? -1 : c.transmission_blocks, f[i].ss);
+		tc_sched_free(s);
+	}
+}
+
+/* The comparison table of the closing note: steps / transmission / busiest link against AT2's bound. */
+static void print_table(void)
+{
+	const struct tc_algo *a2a[] = { &tc_algo_atape, &tc_algo_pairwise, &tc_algo_bruck_a2a, &tc_algo_direct, &tc_algo_at2 };
+	const char *dims[] = { "4x4", "8x8", "16x16" };
+
+	tap_diag("%-6s %-9s %6s %9s %12s %9s %7s %8s %11s", "shape", "algo", "steps", "cp-steps", "transmission",
+		 "max-link", "bound", "ratio", "t(1KiB) us");
+	for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++)
+		for (size_t a = 0; a < sizeof(a2a) / sizeof(a2a[0]); a++) {
+			struct tc_sched *s = NULL;
+			struct tc_cost c;
+
+			if (build_cost(a2a[a], dims[i], 0, &s, &c)) {
+				tap_diag("%-6s %-9s failed", dims[i], a2a[a]->name);
+				continue;
+			}
+			tap_diag("%-6s %-9s %6u %9u %12.1f %9lld %7.0f %8.2f %11.0f", dims[i], a2a[a]->name, s->nsteps,
+				 c.steps, c.transmission_blocks, (long long)c.max_link_blocks, c.lower_bound_blocks,
+				 c.ratio, c.time_us);
+			tc_sched_free(s);
+		}
+}
+
 static void check_bad_input(void)
 {
 	/* A shape struct that never went through tc_shape_init is refused with an errno. */
@@ -394,7 +469,9 @@ int main(void)
 	check_direct_link_load("8x8");
 	check_direct_link_load("16x16");
 	check_direct_link_load("8");
+	check_allgather_formulas();
 	check_bad_input();
+	print_table();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	tap_diag("wall time %.2f s", (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return tap_done();
