@@ -37,6 +37,9 @@ struct tc_comm {
 	int neighbors[2 * TC_MAX_DIMS];
 	uint32_t fabric_id;
 	int timeout_ms;
+	uint32_t max_segs;	/* most segments per transfer, 0 = no limit (set by ops->open) */
+	int broken;		/* a collective failed mid-way: transfers may still be posted */
+	char broken_why[160];
 
 	struct tc_coll_state coll[2]; /* by enum tc_coll_id */
 

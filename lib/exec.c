@@ -29,6 +29,12 @@
 
 #include "comm.h"
 
+struct tc_stage {
+	uint32_t xfer;	     /* index into xfers */
+	uint32_t seg0, nsegs; /* the message's own segments in segs */
+	uint64_t off;	     /* its place in the staging area */
+};
+
 struct tc_plan {
 	const struct tc_sched *sched;
 	size_t m;
@@ -45,6 +51,14 @@ struct tc_plan {
 	struct tc_seg *segs;
 	uint32_t nsegs;
 
+	/* Messages with more segments than the transport takes go through a
+	 * staging area at stage_off: packed before the post, unpacked after
+	 * the wait. stages[stage_first[i] .. stage_first[i+1]) for step i. */
+	uint32_t max_segs;
+	size_t stage_off;
+	uint32_t *stage_first;
+	struct tc_stage *stages;
+
 	int have_cost;
 	struct tc_cost cost;
 };
@@ -57,6 +71,8 @@ static void tc_plan_free(struct tc_plan *p)
 	free(p->step_id);
 	free(p->xfers);
 	free(p->segs);
+	free(p->stage_first);
+	free(p->stages);
 	free(p);
 }
 
@@ -259,8 +275,10 @@ out:
 	return ret;
 }
 
-static int tc_plan_build(const struct tc_sched *s, int node, size_t m, struct tc_plan **out)
+static int tc_plan_build(const struct tc_sched *s, int node, size_t m, uint32_t max_segs, struct tc_plan **out)
 {
+	uint32_t nstage = 0;
+	uint64_t stage_pos = 0, stage_max = 0;
 	struct tc_plan_ctx c = { .s = s, .node = node, .m = m };
 	uint32_t nocc = 0, nx = 0, nsteps = 0, st, k, o, x, i, nseg;
 	size_t P = s->shape.nodes;
@@ -293,10 +311,14 @@ static int tc_plan_build(const struct tc_sched *s, int node, size_t m, struct tc
 	p->step_first = calloc(nsteps + 1, sizeof(*p->step_first));
 	p->step_id = calloc(nsteps + 1, sizeof(*p->step_id));
 	p->xfers = calloc(nx + 1, sizeof(*p->xfers));
-	p->segs = calloc(nocc + 1, sizeof(*p->segs));
+	p->segs = calloc(nocc + nx + 1, sizeof(*p->segs));
+	p->max_segs = max_segs;
+	p->stage_first = calloc(p->nsteps + 1, sizeof(*p->stage_first));
+	p->stages = calloc(nx + 1, sizeof(*p->stages));
 	c.occ = malloc((nocc + 1) * sizeof(*c.occ));
 	c.inst = malloc((nocc + 1) * sizeof(*c.inst));
-	if (!p->step_first || !p->step_id || !p->xfers || !p->segs || !c.occ || !c.inst)
+	if (!p->step_first || !p->step_id || !p->xfers || !p->segs || !c.occ || !c.inst || !p->stage_first ||
+	    !p->stages)
 		goto err;
 
 	if (c.coll_ag) {
@@ -313,6 +335,7 @@ static int tc_plan_build(const struct tc_sched *s, int node, size_t m, struct tc
 		p->recv_off = P * m;
 		p->buf_bytes = (2 * P + p->nslots) * m;
 	}
+	p->stage_off = p->buf_bytes;
 
 	/* Pass 3: transfers and segments. */
 	o = 0;
@@ -371,16 +394,38 @@ static int tc_plan_build(const struct tc_sched *s, int node, size_t m, struct tc
 			xf->segs = (const struct tc_seg *)(uintptr_t)seg0;
 			/* Only allgather packets of a tiny block can be empty;
 			 * both ends drop the message. */
-			if (!xf->nsegs)
+			if (!xf->nsegs) {
 				x--;
+				continue;
+			}
+			if (max_segs && xf->nsegs > max_segs) {
+				uint64_t bytes = 0;
+
+				for (uint32_t q = seg0; q < nseg; q++)
+					bytes += p->segs[q].length;
+				p->stages[nstage++] = (struct tc_stage){ .xfer = x - 1, .seg0 = seg0, .nsegs = xf->nsegs,
+									 .off = stage_pos };
+				p->segs[nseg].offset = p->stage_off + stage_pos;
+				p->segs[nseg].length = bytes;
+				xf->segs = (const struct tc_seg *)(uintptr_t)nseg;
+				xf->nsegs = 1;
+				nseg++;
+				stage_pos += bytes;
+			}
 		}
 		if (x > x0) {
 			p->step_first[nsteps] = x0;
 			p->step_id[nsteps] = st;
+			p->stage_first[nsteps + 1] = nstage;
 			nsteps++;
 		}
+		if (stage_pos > stage_max)
+			stage_max = stage_pos;
+		stage_pos = 0;
 	}
+	p->nsteps = nsteps;
 	p->step_first[nsteps] = x;
+	p->buf_bytes += stage_max;
 	p->nsegs = nseg;
 	for (x = 0; x < p->step_first[nsteps]; x++)
 		p->xfers[x].segs = p->segs + (uintptr_t)p->xfers[x].segs;
@@ -404,7 +449,7 @@ static int tc_plan_get(struct tc_comm *comm, const struct tc_sched *s, size_t m,
 
 	for (int i = 0; i < TC_PLAN_CACHE; i++) {
 		p = comm->plans[i];
-		if (p && p->sched == s && p->m == m) {
+		if (p && p->sched == s && p->m == m && p->max_segs == comm->max_segs) {
 			p->used = ++comm->plan_clock;
 			*out = p;
 			return 0;
@@ -414,7 +459,7 @@ static int tc_plan_get(struct tc_comm *comm, const struct tc_sched *s, size_t m,
 		else if (comm->plans[victim] && p->used < comm->plans[victim]->used)
 			victim = i;
 	}
-	ret = tc_plan_build(s, comm->rank, m, &p);
+	ret = tc_plan_build(s, comm->rank, m, comm->max_segs, &p);
 	if (ret)
 		return ret;
 	{
@@ -427,6 +472,22 @@ static int tc_plan_get(struct tc_comm *comm, const struct tc_sched *s, size_t m,
 	p->used = ++comm->plan_clock;
 	*out = p;
 	return 0;
+}
+
+/* Pack a staged message before its post (pack = 1) or unpack it after the wait. */
+static void tc_stage_copy(const struct tc_plan *p, const struct tc_stage *st, char *base, int pack)
+{
+	char *stage = base + p->stage_off + st->off;
+
+	for (uint32_t q = 0; q < st->nsegs; q++) {
+		const struct tc_seg *g = &p->segs[st->seg0 + q];
+
+		if (pack)
+			memcpy(stage, base + g->offset, g->length);
+		else
+			memcpy(base + g->offset, stage, g->length);
+		stage += g->length;
+	}
 }
 
 static const char *const tc_coll_name[2] = { "alltoall", "allgather" };
@@ -470,6 +531,9 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	void *vbase;
 	int ret;
 
+	if (comm->broken)
+		return tc_err(-EIO, "%s: communicator unusable after an earlier failure (%s); destroy it",
+			      tc_coll_name[id], comm->broken_why);
 	if (!sendbuf || !recvbuf)
 		return tc_err(-EINVAL, "%s: NULL buffer", tc_coll_name[id]);
 	if (!m)
@@ -500,17 +564,29 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 		unsigned int n = p->step_first[i + 1] - p->step_first[i];
 		struct tc_wait_err we = { .port = -1, .peer = -1 };
 
+		for (uint32_t k = p->stage_first[i]; k < p->stage_first[i + 1]; k++)
+			if (p->xfers[p->stages[k].xfer].op == TC_XFER_SEND)
+				tc_stage_copy(p, &p->stages[k], base, 1);
 		ret = comm->ops->post(comm, x, n);
-		if (ret)
-			return tc_err(ret, "%s %s: step %u: posting %u transfers failed: %s", tc_coll_name[id], s->algo,
-				      p->step_id[i], n, tc_strerror(ret));
+		if (ret) {
+			tc_err(ret, "%s %s: step %u: posting %u transfers failed: %s", tc_coll_name[id], s->algo,
+			       p->step_id[i], n, tc_strerror(ret));
+			goto err_broken;
+		}
 		ret = comm->ops->wait(comm, n, comm->timeout_ms, &we);
-		if (ret == -ETIMEDOUT)
-			return tc_err(ret, "%s %s: step %u: timed out after %d ms waiting for node %d on port %d", tc_coll_name[id],
-				      s->algo, p->step_id[i], comm->timeout_ms, we.peer, we.port);
-		if (ret)
-			return tc_err(ret, "%s %s: step %u: transfer with node %d on port %d failed: %s",
-				      tc_coll_name[id], s->algo, p->step_id[i], we.peer, we.port, tc_strerror(ret));
+		if (ret == -ETIMEDOUT) {
+			tc_err(ret, "%s %s: step %u: timed out after %d ms waiting for node %d on port %d", tc_coll_name[id],
+			       s->algo, p->step_id[i], comm->timeout_ms, we.peer, we.port);
+			goto err_broken;
+		}
+		if (ret) {
+			tc_err(ret, "%s %s: step %u: transfer with node %d on port %d failed: %s", tc_coll_name[id],
+			       s->algo, p->step_id[i], we.peer, we.port, tc_strerror(ret));
+			goto err_broken;
+		}
+		for (uint32_t k = p->stage_first[i]; k < p->stage_first[i + 1]; k++)
+			if (p->xfers[p->stages[k].xfer].op == TC_XFER_RECV)
+				tc_stage_copy(p, &p->stages[k], base, 0);
 	}
 
 	if (id == TC_ALLTOALL) {
@@ -528,6 +604,12 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	cs->last.transmission_blocks = p->have_cost ? p->cost.transmission_blocks : 0;
 	cs->last.lower_bound_blocks = p->have_cost ? p->cost.lower_bound_blocks : 0;
 	return 0;
+
+err_broken:
+	/* Transfers of this call may still be posted and could match the next call's: refuse further calls. */
+	comm->broken = ret;
+	snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", tc_last_error());
+	return ret;
 }
 
 TC_EXPORT int tc_alltoall(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes)

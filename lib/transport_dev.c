@@ -114,6 +114,7 @@ static int tc_dev_open(struct tc_comm *comm, const struct tc_comm_attr *attr)
 	}
 	dev->max_segs = hs.max_segs ? hs.max_segs : 1;
 	dev->max_batch = hs.max_batch ? hs.max_batch : 1;
+	comm->max_segs = dev->max_segs;
 	if (ioctl(dev->fd, TORUS_IOC_NODE_QUERY, &q) < 0) {
 		ret = -errno;
 		tc_err(ret, "transport dev: %s: node query failed: %s", path, tc_strerror(ret));
@@ -283,6 +284,9 @@ static int tc_dev_wait(struct tc_comm *comm, unsigned int n, int timeout_ms, str
 			}
 		}
 		got += w.count < n - got ? w.count : n - got;
+		/* A failed transfer fails the step now: its partners may never complete. */
+		if (err->status && !ret)
+			break;
 		if (ret == -EINTR) {
 			ret = 0;
 			continue;

@@ -207,6 +207,7 @@ struct run {
 	const struct tc_algo *algo; /* or a test algorithm */
 	size_t m[3];		   /* block sizes, run in turn (plan cache) */
 	int expect_fallback;
+	uint32_t max_segs; /* pretend the transport takes this few segments (staging) */
 	/* results */
 	atomic_long bad_bytes;
 	atomic_int bad_node;
@@ -276,6 +277,7 @@ static int node_main(tc_comm_t *comm, void *arg)
 
 	if (check_queries(comm))
 		atomic_fetch_add(&run->bad_query, 1);
+	comm->max_segs = run->max_segs;
 	if (run->algo)
 		ret = __tc_comm_force_algo(comm, run->coll, run->algo);
 	else
@@ -354,8 +356,8 @@ static void run_case(tc_sim_t *sim, const char *label, struct run *run)
 
 	ret = tc_sim_launch(sim, node_main, run);
 	t = now_ms() - t0;
-	if (!tap_ok(!ret && !run->bad_bytes && !run->bad_query, "%s %s %s: m=%zu,%zu,%zu every byte matches (%.1f ms)",
-		    label, cn, an, run->m[0], run->m[1], run->m[2], t)) {
+	if (!tap_ok(!ret && !run->bad_bytes && !run->bad_query, "%s %s %s%s: m=%zu,%zu,%zu every byte matches (%.1f ms)",
+		    label, cn, an, run->max_segs ? " (staged, max 2 segments)" : "", run->m[0], run->m[1], run->m[2], t)) {
 		tap_diag("ret %d (%s), bad bytes %ld (node %d), bad queries %d; %s", ret, tc_strerror(ret),
 			 (long)run->bad_bytes, run->bad_node - 1, run->bad_query, run->first_err);
 		return;
@@ -393,9 +395,9 @@ static void test_shapes(void)
 		{
 			const struct tc_algo *mine[] = { &t_hops, &t_worm, &t_ag2 };
 
-			for (int k = 0; k < 3; k++) {
-				struct run run = { .coll = mine[k]->coll == TC_COLL_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER,
-						   .algo = mine[k], .m = { 8, 13, 1 } };
+			for (int k = 0; k < 6; k++) {
+				struct run run = { .coll = mine[k % 3]->coll == TC_COLL_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER,
+						   .algo = mine[k % 3], .m = { 8, 13, 1 }, .max_segs = k < 3 ? 0 : 2 };
 
 				run_case(sim, sc->label, &run);
 			}
@@ -414,6 +416,12 @@ static void test_shapes(void)
 				continue;
 			}
 			run_case(sim, sc->label, &run);
+			/* The seed algorithms' combined messages, through the staging area. */
+			if (!strcmp(a->name, "at2") || !strcmp(a->name, "at2-1p") || !strcmp(a->name, "ar")) {
+				struct run st = { .coll = run.coll, .name = a->name, .m = { 16, 5, 0 }, .max_segs = 2 };
+
+				run_case(sim, sc->label, &st);
+			}
 		}
 		for (int c = 0; c < 2; c++) {
 			struct run run = { .coll = c, .name = "auto", .m = { 24, 0, 0 } };
@@ -434,7 +442,7 @@ static int idle_main(tc_comm_t *comm, void *arg)
 }
 
 struct to_run {
-	atomic_int timeouts, named, others;
+	atomic_int timeouts, named, others, refused;
 	char msg[256];
 };
 
@@ -451,7 +459,6 @@ static int timeout_main(tc_comm_t *comm, void *arg)
 	if (!b)
 		return -ENOMEM;
 	ret = tc_alltoall(comm, b, b + P * 4, 4);
-	free(b);
 	if (ret == -ETIMEDOUT) {
 		atomic_fetch_add(&tr->timeouts, 1);
 		if (strstr(tc_last_error(), "step") && strstr(tc_last_error(), "port") &&
@@ -459,8 +466,12 @@ static int timeout_main(tc_comm_t *comm, void *arg)
 			if (!atomic_fetch_add(&tr->named, 1))
 				snprintf(tr->msg, sizeof(tr->msg), "%s", tc_last_error());
 		}
-		return 0;
+		/* The communicator refuses further calls. */
+		if (tc_alltoall(comm, b, b + P * 4, 4) == -EIO && strstr(tc_last_error(), "timed out"))
+			atomic_fetch_add(&tr->refused, 1);
+		ret = 0;
 	}
+	free(b);
 	if (ret)
 		atomic_fetch_add(&tr->others, 1);
 	return 0;
@@ -583,6 +594,8 @@ static void test_errors(void)
 		tap_ok(!ret && tr.timeouts > 0 && tr.named > 0 && !tr.others && t < 3000,
 		       "node 0 absent: %d nodes time out (%d name step/port/node 0), %.0f ms", (int)tr.timeouts,
 		       (int)tr.named, t);
+		tap_ok(tr.refused == tr.timeouts, "after a timeout the communicator refuses calls with -EIO (%d of %d)",
+		       (int)tr.refused, (int)tr.timeouts);
 		tap_diag("timeout message: %s", tr.msg);
 	}
 	/* After a timeout the fabric is usable again. */
