@@ -240,6 +240,30 @@ static void reject(const struct tc_algo *a, const char *dims, int mesh)
 	tc_sched_free(sc);
 }
 
+/* AT2, PT4 and MT3 are not shortest-path (a block may pass its destination's
+ * column by one and come back in the sub-mesh phase): the same schedule
+ * with TC_CLAIM_SHORTEST added must fail verification, so the claim left
+ * off is left off for a reason and the verifier does look. */
+static void not_shortest(const struct tc_algo *a, const char *dims)
+{
+	struct tc_verify_report r;
+	struct tc_sched *sc = NULL;
+	struct tc_shape sh;
+	const char *why = NULL;
+	int err;
+
+	if (tc_shape_parse(&sh, dims, 0, 1) || a->build(&sh, &sc, &why)) {
+		tap_ok(0, "%s %s: builds", a->name, dims);
+		return;
+	}
+	sc->claims |= TC_CLAIM_SHORTEST;
+	err = tc_verify(sc, &r);
+	tap_ok(err == -EPROTO && !r.ok, "%s %s: claiming shortest paths fails verification (%d: %s)", a->name, dims,
+	       err, r.first_violation);
+	tc_verify_report_free(&r);
+	tc_sched_free(sc);
+}
+
 static struct expect e_ar1(const struct tc_shape *sh)
 {
 	return f_ar1(sh->dims[0]);
@@ -285,6 +309,7 @@ int main(void)
 	check(&tc_algo_mt3, "3x3x3", f_mt3, cf);
 	check(&tc_algo_mt3, "6x6x6", f_mt3, cf);
 	check(&tc_algo_mt3, "12x6x6", f_mt3, cf);
+	check(&tc_algo_mt3, "6x3x12", f_mt3, cf);
 	reject(&tc_algo_mt3, "9x9x9", 0);
 	reject(&tc_algo_mt3, "4x4x4", 0);
 	reject(&tc_algo_mt3, "6x6x6", 1);
@@ -297,6 +322,11 @@ int main(void)
 	check(&tc_algo_mtk, "4x4x4x4", f_mtk, cf);
 	reject(&tc_algo_mtk, "5x5", 0);
 	reject(&tc_algo_mtk, "8x8x8", 0);
+
+	not_shortest(&tc_algo_at2_1p, "8x8");
+	not_shortest(&tc_algo_pt4, "4x4x4x4");
+	not_shortest(&tc_algo_mt3, "6x6x6");
+	not_shortest(&tc_algo_mtk, "6x6x6");
 
 	return tap_done();
 }
