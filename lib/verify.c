@@ -72,15 +72,57 @@ void tc_sched_visit_links(const struct tc_sched *s, tc_link_visit_fn fn, void *a
 	}
 }
 
-/* Shortest-path hop count between two nodes (sum of ring/line distances). */
-static int node_dist(const struct tc_shape *sh, int a, int b)
-{
-	int ca[TC_MAX_DIMS], cb[TC_MAX_DIMS], dist = 0;
+/*
+ * Shortest-path hop counts between nodes, from tables: the coordinates of
+ * every node and, per dimension, the ring/line distance of every coordinate
+ * difference (indexed by difference + n).
+ */
+struct dist_tab {
+	int ndims;
+	uint8_t *coords;		/* nodes * ndims */
+	uint8_t *ring[TC_MAX_DIMS];	/* 2n entries each */
+};
 
-	tc_shape_coords(sh, a, ca);
-	tc_shape_coords(sh, b, cb);
-	for (int d = 0; d < sh->ndims; d++)
-		dist += abs(tc_shape_delta(sh, d, ca[d], cb[d]));
+static int dist_tab_init(struct dist_tab *t, const struct tc_shape *sh)
+{
+	int c[TC_MAX_DIMS];
+
+	memset(t, 0, sizeof(*t));
+	t->ndims = sh->ndims;
+	t->coords = malloc((size_t)sh->nodes * sh->ndims);
+	if (!t->coords)
+		return -ENOMEM;
+	for (int n = 0; n < sh->nodes; n++) {
+		tc_shape_coords(sh, n, c);
+		for (int d = 0; d < sh->ndims; d++)
+			t->coords[(size_t)n * sh->ndims + d] = (uint8_t)c[d];
+	}
+	for (int d = 0; d < sh->ndims; d++) {
+		int n = sh->dims[d];
+
+		t->ring[d] = malloc(2 * n);
+		if (!t->ring[d])
+			return -ENOMEM;
+		for (int x = -n; x < n; x++)
+			t->ring[d][x + n] = x > -n ? (uint8_t)abs(tc_shape_delta(sh, d, 0, x < 0 ? x + n : x)) : 0;
+	}
+	return 0;
+}
+
+static void dist_tab_free(struct dist_tab *t)
+{
+	free(t->coords);
+	for (int d = 0; d < TC_MAX_DIMS; d++)
+		free(t->ring[d]);
+}
+
+static inline int node_dist(const struct tc_shape *sh, const struct dist_tab *t, int a, int b)
+{
+	const uint8_t *ca = t->coords + (size_t)a * t->ndims, *cb = t->coords + (size_t)b * t->ndims;
+	int dist = 0;
+
+	for (int d = 0; d < t->ndims; d++)
+		dist += t->ring[d][cb[d] - ca[d] + sh->dims[d]];
 	return dist;
 }
 
@@ -99,6 +141,7 @@ struct vstate {
 	int failed;	  /* some violation recorded */
 	uint32_t step;	  /* the step of the recorded violation (UINT32_MAX: at the end) */
 	int data_failed;  /* the block replay stopped */
+	struct dist_tab dt; /* filled when SHORTEST is claimed */
 };
 
 /*
@@ -266,7 +309,7 @@ static int check_alltoall(struct vstate *v)
 				if (shortest) {
 					int done = hops[id] + len;
 
-					if (done + node_dist(sh, m->dst, b->b) != node_dist(sh, b->a, b->b)) {
+					if (done + node_dist(sh, &v->dt, m->dst, b->b) != node_dist(sh, &v->dt, b->a, b->b)) {
 						violation(v, st, "step %u: message %d -> %d: block {%d,%d} leaves a shortest path (SHORTEST claimed)",
 							  st, m->src, m->dst, b->a, b->b);
 						v->data_failed = 1;
@@ -371,10 +414,10 @@ static int check_allgather(struct vstate *v)
 				if (shortest) {
 					int done = (m->src == b->a ? 0 : dist[(size_t)m->src * B + id]) + len;
 
-					if (done != node_dist(sh, b->a, m->dst)) {
+					if (done != node_dist(sh, &v->dt, b->a, m->dst)) {
 						violation(v, st, "step %u: message %d -> %d: block {%d,%d} reaches node %d after %d hops, shortest is %d (SHORTEST claimed)",
 							  st, m->src, m->dst, b->a, b->b, m->dst, done,
-							  node_dist(sh, b->a, m->dst));
+							  node_dist(sh, &v->dt, b->a, m->dst));
 						v->data_failed = 1;
 						break;
 					}
@@ -425,14 +468,24 @@ int tc_verify(const struct tc_sched *s, struct tc_verify_report *r)
 						  s->algo, diam);
 		}
 	}
+	if (s->claims & TC_CLAIM_SHORTEST) {
+		err = dist_tab_init(&v.dt, &s->shape);
+		if (err) {
+			dist_tab_free(&v.dt);
+			goto err_free;
+		}
+	}
 	err = check_links(&v);
-	if (err)
+	if (err) {
+		dist_tab_free(&v.dt);
 		goto err_free;
+	}
 	if (s->coll == TC_COLL_ALLTOALL)
 		err = check_alltoall(&v);
 	else if (s->coll == TC_COLL_ALLGATHER)
 		err = check_allgather(&v);
 	/* other collectives: structure and claims only (their data checks live with them) */
+	dist_tab_free(&v.dt);
 	if (err)
 		goto err_free;
 	r->ok = !v.failed;
