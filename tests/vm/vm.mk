@@ -1,3 +1,48 @@
-# Guest tests: kselftest programs run inside utils/torus-vm with torus.ko loaded.
-.PHONY: check-vm
+# Guest tests: kselftest-harness programs (tests/vm/test_*.c) and the
+# library's device test (tests/vm/coll_dev.c) run inside utils/torus-vm with
+# torus.ko loaded; bench_*.c are benchmarks, built but not run by check.
+# The harness headers come from Debian's linux-source package at build time
+# (never committed): extracted once into build/ksft/.
+KSFT_TAR ?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
+KSFT_DIR := $(O)/ksft
+KSFT_HDRS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
+VM_SRCS := $(wildcard tests/vm/*.c)
+VM_BINS := $(patsubst tests/vm/%.c,$(O)/tests/vm/%,$(VM_SRCS))
+VM_CFLAGS := $(TC_CFLAGS) -isystem $(KSFT_DIR) -Itests/vm
+
+.PHONY: check-vm ksft-headers
+ifneq ($(KSFT_TAR),)
+all: $(VM_BINS)
+else
+all: ksft-headers
+endif
+
+ksft-headers: $(KSFT_HDRS)
+$(KSFT_HDRS):
+	@if [ -z "$(KSFT_TAR)" ]; then echo "note: no /usr/src/linux-source-*.tar.xz (install linux-source-6.1): guest tests not built"; exit 0; fi; \
+	 mkdir -p $(KSFT_DIR) && top=$$(basename $(KSFT_TAR) .tar.xz) && \
+	 echo "extracting the kselftest harness from $(KSFT_TAR)" && \
+	 tar -xJf $(KSFT_TAR) -C $(KSFT_DIR) --strip-components=4 \
+		$$top/tools/testing/selftests/kselftest_harness.h $$top/tools/testing/selftests/kselftest.h && \
+	 touch $(KSFT_HDRS)
+
+$(O)/tests/vm/%: tests/vm/%.c $(wildcard tests/vm/*.h) $(KSFT_HDRS) $(LIB_A) include/uapi/torus.h
+	@mkdir -p $(@D)
+	$(CC) $(VM_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
+
+# The guest run: build/results/vm always ends up written. When the guest could
+# not run, or its kernel log shows a problem, a failure is added to it.
 check-vm:
+	@mkdir -p $(O)/results; rm -f $(O)/results/vm; \
+	 utils/torus-vm --timeout $(or $(VM_TIMEOUT),900) -- tests/vm/run-guest $(O)/results/vm; rc=$$?; \
+	 if [ ! -s $(O)/results/vm ]; then \
+		echo "check-vm: the guest wrote no result (torus-vm status $$rc): counted as one failure"; \
+		echo "0 1 0" >$(O)/results/vm; \
+	 elif [ $$rc -ne 0 ]; then \
+		read -r p f s <$(O)/results/vm; \
+		if [ "$$f" -eq 0 ]; then \
+			echo "check-vm: torus-vm failed (status $$rc: kernel log or guest problem): counted as one failure"; \
+			echo "$$p 1 $$s" >$(O)/results/vm; \
+		fi; \
+	 fi; \
+	 read -r p f s <$(O)/results/vm; echo "vm: $$p passed, $$f failed, $$s skipped"; [ "$$f" -eq 0 ]
