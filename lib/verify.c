@@ -103,8 +103,11 @@ static int dist_tab_init(struct dist_tab *t, const struct tc_shape *sh)
 		t->ring[d] = malloc(2 * n);
 		if (!t->ring[d])
 			return -ENOMEM;
+		/* differences run from -(n-1) to n-1; a mesh distance is |x| */
 		for (int x = -n; x < n; x++)
-			t->ring[d][x + n] = x > -n ? (uint8_t)abs(tc_shape_delta(sh, d, 0, x < 0 ? x + n : x)) : 0;
+			t->ring[d][x + n] = x == -n ? 0 :
+					    (sh->wrap_mask & (1u << d)) ? (uint8_t)abs(tc_shape_delta(sh, d, 0, x < 0 ? x + n : x)) :
+									   (uint8_t)abs(x);
 	}
 	return 0;
 }

@@ -392,6 +392,17 @@ static void test_verify(void)
 			 "a one-port violation");
 	expect_violation(a2a_direct4(&r4, TC_CLAIM_ONE_HOP), "crosses 2 links", "a two-hop message under ONE_HOP");
 
+	/* a mesh: shortest paths run both ways (0 <- 3 is 3 hops, not 1) */
+	{
+		struct tc_shape m4 = shape("4", 1, 0);
+
+		sc = a2a_direct4(&m4, TC_CLAIM_SHORTEST);
+		tap_ok(sc->nsteps == 3 && verify_ok(sc, why, sizeof(why)), "verify accepts direct 4-line (mesh) alltoall under SHORTEST %s", why);
+		err = sim_a2a(sc, 8, &bad);
+		tap_ok(err == 0 && bad == 0, "sim: direct 4-line alltoall, every byte right");
+		tc_sched_free(sc);
+	}
+
 	/* the same route without the SHORTEST claim is fine */
 	sc = a2a_ring4(&r4, F_LONG_ROUTE, 0);
 	tap_ok(verify_ok(sc, why, sizeof(why)), "verify: a long route is fine when SHORTEST is not claimed %s", why);
