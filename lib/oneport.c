@@ -71,8 +71,10 @@ int tc_op_ar1_hops(int q, int i, int j, int dim, int sigma, int base, struct tc_
 	return n;
 }
 
+/* Plan block {o, d}, check its hops, and record in path[k] the node hop k
+ * arrives at. Returns the number of hops or -errno. */
 static int plan_one(const struct tc_shape *sh, const int *stride, tc_op_plan_fn plan, const void *ctx, int o, int d,
-		    struct tc_op_hop *hops, int nsteps, int max_hops, const char *algo)
+		    struct tc_op_hop *hops, int *path, int nsteps, int max_hops, const char *algo)
 {
 	int n = plan(ctx, sh, o, d, hops), prev = -1, at = o;
 
@@ -94,6 +96,7 @@ static int plan_one(const struct tc_shape *sh, const int *stride, tc_op_plan_fn 
 		prev = hp->step;
 		c = at / stride[hp->dim] % len;
 		at += (((c + hp->delta) % len + len) % len - c) * stride[hp->dim];
+		path[k] = at;
 	}
 	if (at != d)
 		return tc_sched_set_error(-EINVAL, "%s: block {%d,%d} ends at node %d", algo, o, d, at);
@@ -105,6 +108,7 @@ int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite,
 {
 	const int nodes = shape->nodes;
 	struct tc_op_hop *hops = NULL;
+	int *path = NULL;
 	int stride[TC_MAX_DIMS];
 	struct op_slot *slot = NULL;
 	struct tc_blk *blk = NULL;
@@ -120,7 +124,8 @@ int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite,
 	slot = calloc(nslots + 1, sizeof(*slot));
 	pos = calloc(nslots + 1, sizeof(*pos));
 	hops = calloc((size_t)max_hops + 1, sizeof(*hops));
-	if (!slot || !pos || !hops) {
+	path = calloc((size_t)max_hops + 1, sizeof(*path));
+	if (!slot || !pos || !hops || !path) {
 		err = tc_sched_set_error(-ENOMEM, "%s: out of memory for %zu slots", algo, nslots);
 		goto err_free;
 	}
@@ -132,15 +137,14 @@ int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite,
 
 			if (d == o)
 				continue;
-			n = plan_one(shape, stride, plan, ctx, o, d, hops, nsteps, max_hops, algo);
+			n = plan_one(shape, stride, plan, ctx, o, d, hops, path, nsteps, max_hops, algo);
 			if (n < 0) {
 				err = n;
 				goto err_free;
 			}
 			for (int k = 0; k < n; k++) {
 				struct op_slot *sl = &slot[(size_t)hops[k].step * nodes + at];
-				int len = shape->dims[hops[k].dim], c = at / stride[hops[k].dim] % len;
-				int next = at + (((c + hops[k].delta) % len + len) % len - c) * stride[hops[k].dim];
+				int next = path[k];
 
 				if (!sl->cnt) {
 					sl->dst = next;
@@ -220,6 +224,7 @@ int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite,
 	if (err)
 		goto err_free;
 	free(hops);
+	free(path);
 	free(slot);
 	free(pos);
 	free(blk);
@@ -229,6 +234,7 @@ int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite,
 err_free:
 	tc_sched_free(s);
 	free(hops);
+	free(path);
 	free(slot);
 	free(pos);
 	free(blk);

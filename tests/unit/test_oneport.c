@@ -216,7 +216,8 @@ static void check(const struct tc_algo *a, const char *dims, struct expect (*f)(
 		tap_ok(c.steps <= e.steps && c.transmission_blocks <= (double)e.blocks,
 		       "%s %s: %u steps, %.0f blocks <= %s: %lld steps, %lld blocks", a->name, dims, c.steps,
 		       c.transmission_blocks, e.why, (long long)e.steps, (long long)e.blocks);
-	tap_diag("table: %-7s %-9s steps %3u  transmission %8.0f  formula %3lld / %8lld  lockstep %8.0f  bound %8.0f  ratio %.3f  (%.2fs)",
+	tap_diag("table: %-7s %-9s steps %3u  transmission %8.0f  formula %3lld / %8lld  lockstep %8.0f  "
+		 "bound %8.0f  ratio %.3f  (%.2fs)",
 		 a->name, dims, c.steps, c.transmission_blocks, (long long)e.steps, (long long)e.blocks,
 		 c.lockstep_blocks, c.lower_bound_blocks, c.ratio, now() - t0);
 out:
