@@ -4,7 +4,7 @@
 #   make check      install dependencies, build, run every suite, print one summary line
 #   make demo       install dependencies, build, load the module (in a VM if needed), run collectives
 # Each directory owns a fragment: lib/lib.mk, utils/utils.mk, kmod/kmod.mk,
-# tests/unit/unit.mk, tests/vm/vm.mk.
+# tests/unit/unit.mk, tests/vm/vm.mk, tests/stress/stress.mk.
 
 CC ?= gcc
 O := build
@@ -25,6 +25,7 @@ include utils/utils.mk
 include kmod/kmod.mk
 include tests/unit/unit.mk
 include tests/vm/vm.mk
+include tests/stress/stress.mk
 
 # check: every suite runs even if an earlier one fails; the last line sums them.
 check: deps
