@@ -166,13 +166,19 @@ static int bp_walk(const struct tc_shape *shape, int variant, bp_fn fn, void *ar
 	return 0;
 }
 
+struct bp_load {
+	int nlinks;
+	int *total; /* per directed link */
+	int *step;  /* per (step, directed link) */
+};
+
 static int bp_count(void *arg, uint32_t step, int src, int port, int origin)
 {
-	int *load = arg;
+	struct bp_load *l = arg;
 
-	(void)step;
 	(void)origin;
-	load[src * 4 + port]++;
+	l->total[src * 4 + port]++;
+	l->step[(size_t)step * l->nlinks + src * 4 + port]++;
 	return 0;
 }
 
@@ -218,29 +224,48 @@ static int bp_cmp(const void *pa, const void *pb)
 	return a->origin < b->origin ? -1 : a->origin > b->origin;
 }
 
-/* The tie-breaking variant with the lowest per-channel maximum; (1, 1) first. */
-static int bp_best_variant(const struct tc_shape *shape)
+/*
+ * The tie-breaking variant with the lowest per-channel maximum (the slides'
+ * measure), then the lowest sum over steps of the busiest channel of the step
+ * (what a lock-step execution waits for); (1, 1) first.
+ */
+static int bp_best_variant(const struct tc_shape *shape, int diam)
 {
 	static const int order[16] = { 5, 0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
-	int *load = malloc((size_t)shape->nodes * 4 * sizeof(int));
-	int best = 5, bestmax = -1;
+	struct bp_load l = { .nlinks = shape->nodes * 4 };
+	long bestmax = -1, bestsum = -1;
+	int best = 5;
 
-	if (!load)
-		return 5;
+	l.total = malloc((size_t)l.nlinks * sizeof(int));
+	l.step = malloc((size_t)(diam + 1) * l.nlinks * sizeof(int));
+	if (!l.total || !l.step)
+		goto out;
 	for (int i = 0; i < 16; i++) {
-		int mx = 0;
+		long mx = 0, sum = 0;
 
-		memset(load, 0, (size_t)shape->nodes * 4 * sizeof(int));
-		bp_walk(shape, order[i], bp_count, load);
-		for (int l = 0; l < shape->nodes * 4; l++)
-			if (load[l] > mx)
-				mx = load[l];
-		if (bestmax < 0 || mx < bestmax) {
+		memset(l.total, 0, (size_t)l.nlinks * sizeof(int));
+		memset(l.step, 0, (size_t)(diam + 1) * l.nlinks * sizeof(int));
+		bp_walk(shape, order[i], bp_count, &l);
+		for (int k = 0; k < l.nlinks; k++)
+			if (l.total[k] > mx)
+				mx = l.total[k];
+		for (int st = 0; st <= diam; st++) {
+			int smx = 0;
+
+			for (int k = 0; k < l.nlinks; k++)
+				if (l.step[(size_t)st * l.nlinks + k] > smx)
+					smx = l.step[(size_t)st * l.nlinks + k];
+			sum += smx;
+		}
+		if (bestmax < 0 || mx < bestmax || (mx == bestmax && sum < bestsum)) {
 			bestmax = mx;
+			bestsum = sum;
 			best = order[i];
 		}
 	}
-	free(load);
+out:
+	free(l.total);
+	free(l.step);
 	return best;
 }
 
@@ -248,6 +273,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 {
 	const int n0 = shape->dims[0], n1 = shape->ndims == 2 ? shape->dims[1] : 0;
 	struct bp_sends all = { 0 };
+	int diam = 0;
 	struct bp_send *sends;
 	struct tc_sched *s;
 	size_t ns;
@@ -271,7 +297,9 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			return -EOPNOTSUPP;
 		}
 
-	err = bp_walk(shape, bp_best_variant(shape), bp_collect, &all);
+	for (int d = 0; d < 2; d++)
+		diam += (shape->wrap_mask & (1u << d)) ? shape->dims[d] / 2 : shape->dims[d] - 1;
+	err = bp_walk(shape, bp_best_variant(shape, diam), bp_collect, &all);
 	if (err) {
 		free(all.v);
 		return err;
