@@ -32,10 +32,11 @@ $(LIB_SO): $(LIB_PIC_OBJS) lib/libtoruscoll.map
 		-o $@ $(LIB_PIC_OBJS) $(LDLIBS_TC)
 	ln -sf libtoruscoll.so.1 $(O)/lib/libtoruscoll.so
 
+TC_PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	-e 's|@VERSION@|$(TC_VERSION)|'
 $(LIB_PC): lib/toruscoll.pc.in lib/lib.mk
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(TC_VERSION)|' $< >$@
+	$(TC_PC_SED) $< >$@
 
 .PHONY: install-lib
 install: install-lib
@@ -44,6 +45,6 @@ install-lib: $(LIB_A) $(LIB_SO) $(LIB_PC)
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libtoruscoll.so.1
 	ln -sf libtoruscoll.so.1 $(DESTDIR)$(LIBDIR)/libtoruscoll.so
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libtoruscoll.a
-	install -m 0644 $(LIB_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/toruscoll.pc
+	$(TC_PC_SED) lib/toruscoll.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/toruscoll.pc
 	install -m 0644 include/toruscoll.h $(DESTDIR)$(INCLUDEDIR)/toruscoll.h
 	install -m 0644 include/uapi/torus.h $(DESTDIR)$(INCLUDEDIR)/uapi/torus.h
