@@ -42,6 +42,10 @@ static ulong matrix_bytes = TORUS_DEFAULT_MATRIX_BYTES;
 module_param(matrix_bytes, ulong, 0444);
 MODULE_PARM_DESC(matrix_bytes, "buffer matrix per node of the default fabric, bytes");
 
+int torus_engine_inline = 1;
+module_param_named(engine_inline, torus_engine_inline, int, 0444);
+MODULE_PARM_DESC(engine_inline, "0: engines run as work items; 1: the poster runs the last engine of a batch; 2: the poster runs all");
+
 struct dentry *torus_debugfs_root;
 
 /* Parse "a,b,c" into at most TORUS_MAX_DIMS numbers; returns the count or -EINVAL. */
@@ -119,6 +123,10 @@ static int __init torus_init(void)
 	struct torus_fabric_create c;
 	int ret;
 
+	if (torus_engine_inline < 0 || torus_engine_inline > 2) {
+		pr_err("engine_inline=%d: must be 0, 1 or 2\n", torus_engine_inline);
+		return -EINVAL;
+	}
 	if (dims[0]) {
 		ret = torus_params_to_create(&c);
 		if (ret)

@@ -262,15 +262,44 @@ static bool torus_engine_step(struct torus_engine *eng)
 	return true;
 }
 
-void torus_engine_work(struct work_struct *work)
+/*
+ * Take up to TORUS_ENGINE_BUDGET steps of @eng. Called by the engine's work
+ * item, or directly by the poster (doorbell fast path, see torus_post()).
+ * Exactly one runner at a time per engine keeps each route in order; a kick
+ * that finds the engine busy makes the runner hand over to the work item.
+ */
+void torus_engine_run(struct torus_engine *eng, bool from_work)
 {
-	struct torus_engine *eng = container_of(to_delayed_work(work), struct torus_engine, dwork);
+	struct torus_fabric *f = eng->node->fab;
 	int i;
 
+	/* a pending work item may hold a DELAY fault's real latency: leave it be */
+	if (!from_work && delayed_work_pending(&eng->dwork))
+		return;
+	spin_lock(&f->lock);
+	if (eng->busy) {
+		eng->rekick = true;
+		spin_unlock(&f->lock);
+		return;
+	}
+	eng->busy = true;
+	spin_unlock(&f->lock);
 	for (i = 0; i < TORUS_ENGINE_BUDGET; i++)
 		if (!torus_engine_step(eng))
-			return;
-	torus_engine_kick(eng);	/* more to do: let other work run first */
+			break;
+	spin_lock(&f->lock);
+	eng->busy = false;
+	if (eng->rekick || i == TORUS_ENGINE_BUDGET) {
+		/* more to do, or kicked meanwhile: let the work item go on */
+		eng->rekick = false;
+		torus_engine_kick(eng);
+	}
+	spin_unlock(&f->lock);
+}
+
+void torus_engine_work(struct work_struct *work)
+{
+	torus_engine_run(container_of(to_delayed_work(work), struct torus_engine, dwork), true);
 }
 
 static bool torus_hops_zero(const s16 *hops)
@@ -411,6 +440,35 @@ err_free_desc:
 	return ret;
 }
 
+/*
+ * Start the engines of the ports in @kick. torus_engine_inline: 0 = work
+ * items only; 1 = the poster runs the last engine itself and the others run
+ * as work items in parallel; 2 = the poster runs them all (lowest latency,
+ * one CPU per posting process).
+ */
+static void torus_post_kick(struct torus_node *n, u32 kick)
+{
+	int last = fls(kick) - 1, i;
+
+	if (!kick)
+		return;
+	if (torus_one_port(n->fab)) {
+		if (torus_engine_inline)
+			torus_engine_run(&n->eng1, false);
+		else
+			torus_engine_kick(&n->eng1);
+		return;
+	}
+	for (i = 0; i <= last; i++) {
+		if (!(kick & (1U << i)))
+			continue;
+		if (torus_engine_inline == 2 || (torus_engine_inline == 1 && i == last))
+			torus_engine_run(&n->ports[i].eng, false);
+		else
+			torus_engine_kick(&n->ports[i].eng);
+	}
+}
+
 int torus_post(struct torus_node *n, struct torus_post *p)
 {
 	struct torus_desc ud;
@@ -433,14 +491,7 @@ int torus_post(struct torus_node *n, struct torus_post *p)
 			break;
 		p->posted++;
 	}
-	if (torus_one_port(n->fab)) {
-		if (kick)
-			torus_engine_kick(&n->eng1);
-	} else {
-		for (i = 0; kick; i++, kick >>= 1)
-			if (kick & 1)
-				torus_engine_kick(&n->ports[i].eng);
-	}
+	torus_post_kick(n, kick);
 	return ret;
 }
 

@@ -88,6 +88,9 @@ struct torus_engine {
 	struct delayed_work dwork;	/* runs torus_engine_work() */
 	struct list_head txq;		/* queued sends, post order */
 	struct list_head wait_entry;	/* on a port's or node's waiters while stalled */
+	/* protected by fab->lock: one runner at a time, work item or poster */
+	bool busy;			/* a runner is taking steps */
+	bool rekick;			/* kicked while busy: run again after */
 };
 
 struct torus_port {
@@ -185,6 +188,7 @@ static inline u32 torus_link_id(u32 node, u32 port)
 
 /* main.c */
 extern struct dentry *torus_debugfs_root;
+extern int torus_engine_inline;
 
 /* fabric.c */
 extern struct mutex torus_registry_lock;
@@ -216,6 +220,7 @@ void torus_copy_segs(void *dbase, const struct torus_seg *dsegs, u32 dn,
 void torus_engine_init(struct torus_engine *eng, struct torus_node *n);
 void torus_engine_kick(struct torus_engine *eng);
 void torus_engine_work(struct work_struct *work);
+void torus_engine_run(struct torus_engine *eng, bool from_work);
 struct torus_engine *torus_node_engine(struct torus_node *n, u32 port);
 void __torus_wake_waiters(struct list_head *waiters);
 int torus_post(struct torus_node *n, struct torus_post *p);
