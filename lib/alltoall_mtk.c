@@ -12,11 +12,9 @@
  *
  * The paper prices each phase-2 dimension at (k-1) startups and
  * floor(k^2/4)/k * prod(Ni) blocks with Gu's linear-array exchange [14],
- * which it does not describe. We meet it for k <= 3. For k = 4 we use a
- * three-step exchange (lib/oneport.c) of 5N/4 blocks per dimension instead
- * of N; for k >= 5 odd-even transposition between neighbours (k-1 steps
- * for even k, k for odd k). Both are contention-free and one-port but do
- * not reach the paper's phase-2 figure.
+ * which it does not describe. We reach exactly that with k-1 cyclic shifts
+ * of the k-node line (lib/oneport.c, mt_sub_hops): floor(k/2) shifts +1
+ * then the rest -1, the shift's wrap-around sent back along the line.
  * Contention-free; shortest-path only for k = 1. No rearrangement charged.
  */
 #include <errno.h>

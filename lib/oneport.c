@@ -258,14 +258,7 @@ int tc_op_mt_init(struct tc_op_mt *mt, const struct tc_shape *shape, int first)
 			mt->ar1_len = tc_op_ar1_steps(n / k);
 		mt->max_hops += tc_op_ar1_max_hops(n / k) + k;
 	}
-	if (k == 1)
-		mt->sub_len = 0;
-	else if (k == 3)
-		mt->sub_len = 2;
-	else if (k == 4)
-		mt->sub_len = 3;
-	else
-		mt->sub_len = k % 2 ? k : k - 1;
+	mt->sub_len = k - 1;
 	return 0;
 }
 
@@ -274,56 +267,33 @@ int tc_op_mt_nsteps(const struct tc_op_mt *mt)
 	return mt->k * (mt->ar1_len + mt->sub_len);
 }
 
-/* Phase 2 in one dimension of the sub-mesh: from position a to b (mod k). */
+/*
+ * Phase 2 in one dimension of the sub-mesh: from position a to b of the
+ * k-node line. The line is used as a one-way ring each step: a cyclic
+ * shift by +1 (position k-1 sends back to 0 along the line's - links, which
+ * the shift leaves free; on a k-ring through the wrap link) is a
+ * contention-free permutation, and so is the shift by -1. The first
+ * f = floor(k/2) steps shift +1 and carry every block whose cyclic distance
+ * d = (b - a) mod k is at most f, leaving in step f - d so all arrive at
+ * step f; the last g = k-1-f steps shift -1 for the rest. Step t of the +
+ * part carries t blocks per node and origin, so a dimension costs
+ * f(f+1)/2 + g(g+1)/2 = floor(k^2/4) units of N/k in k-1 steps: the
+ * paper's linear-array figure. For k = 3 it is Sec. 5.2's pair of cyclic
+ * shifts, for k = 2 one exchange.
+ */
 static int mt_sub_hops(const struct tc_op_mt *mt, int len, int a, int b, int dim, int base, struct tc_op_hop *h)
 {
-	int k = mt->k, n = 0;
+	int k = mt->k, f = k / 2, g = k - 1 - f, dist = ((b - a) % k + k) % k, n = 0;
 
-	if (a == b)
+	if (!dist)
 		return 0;
-	if (k == 3) {
-		/* Sec. 5.2 Phase 2: first every node sends to its cyclic
-		 * successor, then to its predecessor, inside the 3-node line
-		 * (on a 3-ring the wrap link is the shortest way). */
-		if (b == (a + 1) % 3)
-			h[n++] = (struct tc_op_hop){ base, dim, a == 2 ? (len == 3 ? 1 : -2) : 1 };
-		else
-			h[n++] = (struct tc_op_hop){ base + 1, dim, a == 0 ? (len == 3 ? -1 : 2) : -1 };
-		return n;
-	}
-	if (k == 4) {
-		/*
-		 * Three steps on the 4-node line, each a permutation on distinct
-		 * directed links:
-		 *   0: 0->2 {0>2, 0>3}  3->1 {3>1, 3>0}  1->0 {1>0}  2->3 {2>3}
-		 *   1: 1->3 {1>2, 1>3}  2->0 {2>1, 2>0}  0->1 {0>1}  3->2 {3>2}
-		 *   2: 2->3 {0>3}  1->0 {3>0}  3->2 {1>2}  0->1 {2>1}
-		 * 5N/4 blocks per dimension where the paper's array exchange
-		 * needs N (see alltoall_mtk.c).
-		 */
-		static const int8_t tab[4][4][2][2] = {
-			/* {step, delta} of the first and second hop, step -1: none */
-			[0] = { [1] = { { 1, 1 }, { -1, 0 } }, [2] = { { 0, 2 }, { -1, 0 } }, [3] = { { 0, 2 }, { 2, 1 } } },
-			[1] = { [0] = { { 0, -1 }, { -1, 0 } }, [2] = { { 1, 2 }, { 2, -1 } }, [3] = { { 1, 2 }, { -1, 0 } } },
-			[2] = { [3] = { { 0, 1 }, { -1, 0 } }, [1] = { { 1, -2 }, { 2, 1 } }, [0] = { { 1, -2 }, { -1, 0 } } },
-			[3] = { [2] = { { 1, -1 }, { -1, 0 } }, [1] = { { 0, -2 }, { -1, 0 } }, [0] = { { 0, -2 }, { 2, -1 } } },
-		};
-
-		for (int i = 0; i < 2 && tab[a][b][i][0] >= 0; i++)
-			h[n++] = (struct tc_op_hop){ base + tab[a][b][i][0], dim, tab[a][b][i][1] };
-		return n;
-	}
-	/* Odd-even transposition: in step t the pairs (a, a+1), a = t mod 2,
-	 * exchange; a block moves one place towards its position each time
-	 * its pair is active. */
-	for (int t = 0; t < mt->sub_len && a != b; t++) {
-		if (a < b && a % 2 == t % 2) {
-			h[n++] = (struct tc_op_hop){ base + t, dim, 1 };
-			a++;
-		} else if (a > b && (a - 1) % 2 == t % 2) {
-			h[n++] = (struct tc_op_hop){ base + t, dim, -1 };
-			a--;
-		}
+	if (dist <= f) {
+		for (int t = f - dist; t < f; t++, a = (a + 1) % k)
+			h[n++] = (struct tc_op_hop){ base + t, dim, a == k - 1 ? (len == k ? 1 : 1 - k) : 1 };
+	} else {
+		dist = k - dist;
+		for (int t = f + g - dist; t < f + g; t++, a = (a + k - 1) % k)
+			h[n++] = (struct tc_op_hop){ base + t, dim, a == 0 ? (len == k ? -1 : k - 1) : -1 };
 	}
 	return n;
 }

@@ -60,10 +60,9 @@ static inline int tc_op_ar1_max_hops(int q)
  * logical ring of every k-th node, so a block reaches the k x ... x k
  * sub-mesh of its destination at the node whose coordinates are congruent
  * to its origin's mod k. Phase 2 finishes inside the sub-meshes, one
- * dimension after another: k = 2 one exchange; k = 3 the two cyclic
- * shifts of Sec. 5.2; k = 4 a three-step table (5N/4 blocks); k >= 5
- * odd-even transposition between neighbours (k - 1 steps for even k, k for
- * odd k).
+ * dimension after another, in k-1 steps of cyclic shifts along each k-node
+ * line (floor(k/2) shifts +1, then the rest -1): floor(k^2/4)*N/k blocks
+ * per dimension. k = 2 is one exchange, k = 3 the two shifts of Sec. 5.2.
  * Every dimension must be k or a multiple of 2k, and wrap.
  */
 struct tc_op_mt {

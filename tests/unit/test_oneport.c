@@ -115,11 +115,10 @@ static struct expect f_mtk(const struct tc_shape *sh)
 		return f_at2(n[0], n[1]);
 	if (k == 3)
 		return f_mt3(sh);
-	if (k == 4 && n[0] == 4)
-		/* sides k: phase 1 is empty; phase 2 is k dimensions of k-1
-		 * steps. The paper prices a dimension at floor(k^2/4)/k*N = N
-		 * blocks; our 4-node line exchange moves 5N/4 (not met). */
-		return (struct expect){ k * (k - 1), k * 5 * P / 4, 1, "phase 2 only, k x 5N/4" };
+	if (n[0] == k)
+		/* sides k: phase 1 is empty; phase 2 as the paper prices it,
+		 * k dimensions of (k-1) steps and floor(k^2/4)/k*N blocks */
+		return (struct expect){ k * (k - 1), (k2 / 4) * P, 1, "phase 2 only (sides k)" };
 	e.steps = k * ceil_div(n[0], 4 * k) + k2;
 	/* (floor(k^2/4) + k/2) * N1 with k/2 possibly a half: keep it exact */
 	e.blocks = k2 * ((int64_t)n[0] * n[0] / (8 * k2)) * (P / n[0]) + (2 * (k2 / 4) + k) * P / 2;
