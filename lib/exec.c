@@ -22,6 +22,7 @@
  * copy out.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -492,6 +493,13 @@ static void tc_stage_copy(const struct tc_plan *p, const struct tc_stage *st, ch
 
 static const char *const tc_coll_name[2] = { "alltoall", "allgather" };
 
+/*
+ * tc_algo_auto() prices candidates the first time it sees a shape; with the
+ * simulator every node thread asks at once, and pricing them all in parallel
+ * on a few cores takes longer than the peers' step timeout.
+ */
+static pthread_mutex_t tc_auto_serial = PTHREAD_MUTEX_INITIALIZER;
+
 /* Choose the algorithm (forced or auto) and get its schedule. */
 static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, const struct tc_sched **out)
 {
@@ -510,7 +518,10 @@ static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, con
 		snprintf(cs->last.why, sizeof(cs->last.why), "%s: %s", algo->name,
 			 why ? why : *tc_sched_last_error() ? tc_sched_last_error() : tc_strerror(ret));
 	}
+	/* One thread prices the candidates; the others then find its choice cached. */
+	pthread_mutex_lock(&tc_auto_serial);
 	algo = tc_algo_auto(coll, &comm->shape, m);
+	pthread_mutex_unlock(&tc_auto_serial);
 	if (!algo)
 		return tc_err(-EOPNOTSUPP, "%s: no algorithm supports this shape", tc_coll_name[id]);
 	why = NULL;

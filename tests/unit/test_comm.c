@@ -208,7 +208,11 @@ struct run {
 	size_t m[3];		   /* block sizes, run in turn (plan cache) */
 	int expect_fallback;
 	uint32_t max_segs; /* pretend the transport takes this few segments (staging) */
+	int keep_env;	   /* leave the choice to TC_*_ALGO */
+	int reps;	   /* timing: calls per block size (default 1) */
 	/* results */
+	struct tc_coll_info info0; /* node 0's tc_coll_last */
+	double max_ms;		   /* slowest node's mean time per call */
 	atomic_long bad_bytes;
 	atomic_int bad_node;
 	atomic_int bad_query;
@@ -280,8 +284,10 @@ static int node_main(tc_comm_t *comm, void *arg)
 	comm->max_segs = run->max_segs;
 	if (run->algo)
 		ret = __tc_comm_force_algo(comm, run->coll, run->algo);
-	else
+	else if (!run->keep_env)
 		ret = tc_comm_set_algo(comm, run->coll, run->name);
+	else
+		ret = 0;
 	if (ret) {
 		note_err(run, comm, ret);
 		return ret;
@@ -303,7 +309,23 @@ static int node_main(tc_comm_t *comm, void *arg)
 		ret = tc_coll_last(comm, run->coll, &info);
 		if (i == 0 && ret != -ENODATA)
 			atomic_fetch_add(&run->bad_query, 1);
-		ret = run->coll == TC_ALLTOALL ? tc_alltoall(comm, snd, rcv, m) : tc_allgather(comm, snd, rcv, m);
+		{
+			int reps = run->reps ? run->reps : 1;
+			double t0 = now_ms(), t;
+
+			for (int r = 0; r < reps; r++) {
+				ret = run->coll == TC_ALLTOALL ? tc_alltoall(comm, snd, rcv, m) :
+								 tc_allgather(comm, snd, rcv, m);
+				if (ret)
+					break;
+			}
+			t = (now_ms() - t0) / reps;
+			if (run->reps && !ret) {
+				/* racy max: good enough for a figure, not checked */
+				if (t > run->max_ms)
+					run->max_ms = t;
+			}
+		}
 		if (ret) {
 			note_err(run, comm, ret);
 			free(snd);
@@ -322,8 +344,10 @@ static int node_main(tc_comm_t *comm, void *arg)
 		}
 		if (tc_coll_last(comm, run->coll, &info) || info.block_bytes != m)
 			atomic_fetch_add(&run->bad_query, 1);
-		if (me == 0)
+		if (me == 0) {
 			snprintf(run->ran, sizeof(run->ran), "%s", info.algo);
+			run->info0 = info;
+		}
 		if (info.why[0])
 			atomic_store(&run->fallback_seen, 1);
 		free(snd);
@@ -363,8 +387,10 @@ static void run_case(tc_sim_t *sim, const char *label, struct run *run)
 		return;
 	}
 	if (run->name && strcmp(run->name, "auto") && !run->expect_fallback)
-		tap_ok(!strcmp(run->ran, run->name) && !run->fallback_seen, "%s %s %s: tc_coll_last names %s", label,
-		       cn, an, run->ran);
+		tap_ok(!strcmp(run->ran, run->name) && !run->fallback_seen && run->info0.steps > 0 &&
+			       run->info0.transmission_blocks > 0,
+		       "%s %s %s: tc_coll_last names %s, %u steps, %.1f blocks (bound %.1f)", label, cn, an, run->ran,
+		       run->info0.steps, run->info0.transmission_blocks, run->info0.lower_bound_blocks);
 }
 
 /* Does the algorithm build for the shape? (What the library would run.) */
@@ -613,12 +639,71 @@ static void test_errors(void)
 	       "tc_strerror names errnos (and non-errors)");
 }
 
+/* TC_ALLTOALL_ALGO / TC_ALLGATHER_ALGO, read at tc_comm_create. */
+static void test_env_override(void)
+{
+	struct tc_sim_attr sa = { sizeof(sa), 2, { 4, 4 }, 0x3, TC_ALL_PORT };
+	const char *names[2] = { "pairwise", "bruck" };
+	tc_sim_t *sim;
+
+	if (tc_sim_create(&sa, &sim)) {
+		tap_ok(0, "4x4 simulated fabric: %s", tc_last_error());
+		return;
+	}
+	setenv("TC_ALLTOALL_ALGO", names[0], 1);
+	setenv("TC_ALLGATHER_ALGO", names[1], 1);
+	for (int c = 0; c < 2; c++) {
+		struct run run = { .coll = c, .keep_env = 1, .m = { 12, 0, 0 } };
+		int ret = tc_sim_launch(sim, node_main, &run);
+
+		tap_ok(!ret && !run.bad_bytes && !strcmp(run.ran, names[c]), "TC_%s_ALGO=%s: %s ran, every byte matches",
+		       c ? "ALLGATHER" : "ALLTOALL", names[c], run.ran);
+	}
+	unsetenv("TC_ALLTOALL_ALGO");
+	unsetenv("TC_ALLGATHER_ALGO");
+	tc_sim_destroy(sim);
+}
+
+/* Figures: warm tc_alltoall time per call on the simulator (not a pass/fail criterion). */
+static void test_timing(void)
+{
+	static const struct tc_sim_attr t[] = {
+		{ sizeof(struct tc_sim_attr), 1, { 8 }, 0x1, TC_ALL_PORT },
+		{ sizeof(struct tc_sim_attr), 2, { 4, 4 }, 0x3, TC_ALL_PORT },
+		{ sizeof(struct tc_sim_attr), 2, { 8, 8 }, 0x3, TC_ALL_PORT },
+		{ sizeof(struct tc_sim_attr), 2, { 4, 4 }, 0x0, TC_ALL_PORT },
+		{ sizeof(struct tc_sim_attr), 2, { 4, 4 }, 0x3, TC_ONE_PORT },
+		{ sizeof(struct tc_sim_attr), 3, { 3, 3, 3 }, 0x7, TC_ALL_PORT },
+	};
+	static const char *const label[] = { "ring 8", "4x4", "8x8", "4x4 mesh", "4x4 one-port", "3x3x3" };
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct run run = { .coll = TC_ALLTOALL, .name = "auto", .m = { 1024, 0, 0 }, .reps = 10 };
+		tc_sim_t *sim;
+		int ret;
+
+		if (tc_sim_create(&t[i], &sim)) {
+			tap_ok(0, "%s: %s", label[i], tc_last_error());
+			continue;
+		}
+		ret = tc_sim_launch(sim, node_main, &run);
+		tap_ok(!ret && !run.bad_bytes, "timing %s: auto (%s) m=1024, 10 calls, every byte of the last matches",
+		       label[i], run.ran);
+		tap_diag("sim %s alltoall %s m=1024: %.3f ms per call (slowest node, warm), %u steps, %.0f blocks, bound %.0f",
+			 label[i], run.ran, run.max_ms, run.info0.steps, run.info0.transmission_blocks,
+			 run.info0.lower_bound_blocks);
+		tc_sim_destroy(sim);
+	}
+}
+
 int main(void)
 {
 	double t0 = now_ms();
 
 	test_shapes();
 	test_errors();
+	test_env_override();
+	test_timing();
 	tap_diag("total %.0f ms", now_ms() - t0);
 	return tap_done();
 }
