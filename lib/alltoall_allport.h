@@ -84,8 +84,10 @@ int tc_ap_init(struct tc_ap *ap, struct tc_sched *s);
 /* Node holds block {a, b}. */
 int tc_ap_hold(struct tc_ap *ap, int node, int32_t a, int32_t b);
 /* One phase: stride[d] > 0 for the dimensions that run AR (L = dims/stride
- * even), 0 for the others. Returns the number of steps it added or -errno. */
-int tc_ap_phase(struct tc_ap *ap, const int *stride, tc_ap_dim_fn fn, void *ctx);
+ * even), 0 for the others; the ring of dimension d runs its L/2 steps from
+ * the phase's step start[d] (start NULL: all from the first). Returns the
+ * number of steps it added or -errno. */
+int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, tc_ap_dim_fn fn, void *ctx);
 /* 0 when every node holds exactly the blocks addressed to it, else -EPROTO. */
 int tc_ap_check_done(const struct tc_ap *ap);
 void tc_ap_free(struct tc_ap *ap);

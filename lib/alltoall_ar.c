@@ -139,10 +139,10 @@ static int ap_emit(struct tc_ap *ap, int node, int d, int g, int hops, struct tc
 	return 0;
 }
 
-int tc_ap_phase(struct tc_ap *ap, const int *stride, tc_ap_dim_fn fn, void *ctx)
+int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, tc_ap_dim_fn fn, void *ctx)
 {
 	const int nd = ap->ndims;
-	int L[TC_MAX_DIMS], steps = 0, err;
+	int L[TC_MAX_DIMS], first[TC_MAX_DIMS], steps = 0, err;
 
 	for (int d = 0; d < nd; d++) {
 		L[d] = 0;
@@ -152,8 +152,11 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, tc_ap_dim_fn fn, void *ctx)
 		    !(ap->sh->wrap_mask & (1u << d)))
 			return -EINVAL;
 		L[d] = ap->sh->dims[d] / stride[d];
-		if (L[d] / 2 > steps)
-			steps = L[d] / 2;
+		first[d] = start ? start[d] : 0;
+		if (first[d] < 0)
+			return -EINVAL;
+		if (first[d] + L[d] / 2 > steps)
+			steps = first[d] + L[d] / 2;
 	}
 
 	/* Sort what every node holds into Stage 1 lists (or keep it). */
@@ -196,14 +199,14 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, tc_ap_dim_fn fn, void *ctx)
 			return err;
 		for (int n = 0; n < ap->nodes; n++) {
 			for (int d = 0; d < nd; d++) {
-				int g = stride[d], par, prim;
+				int g = stride[d], tt = t - first[d], par, prim;
 				struct tc_ap_vec *v;
 
-				if (!g || t >= L[d] / 2)
+				if (!g || tt < 0 || tt >= L[d] / 2)
 					continue;
 				par = ap_parity(ap, n, d, g);
 				prim = par ? -1 : 1;
-				if (t == 0) {
+				if (tt == 0) {
 					/* Stage 1: odd offsets one logical hop; ties by parity. */
 					int ties = 0;
 
@@ -226,7 +229,7 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, tc_ap_dim_fn fn, void *ctx)
 					err = ap_emit(ap, n, d, g, 1, &ap->out[0], -1);
 					if (!err)
 						err = ap_emit(ap, n, d, g, -1, &ap->out[1], -1);
-				} else if (t <= L[d] / 4) {
+				} else if (tt <= L[d] / 4) {
 					/* Stage 2: primary direction, arrivals wait in AP_INC. */
 					err = ap_emit(ap, n, d, g, 2 * prim, ap_list(ap, n, d, AP_PRI), AP_INC);
 				} else {
@@ -237,16 +240,15 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, tc_ap_dim_fn fn, void *ctx)
 					return err;
 			}
 		}
-		if (t == 0)
-			continue;
 		/* Arrivals of a relay step are sent in the next one. */
 		for (int n = 0; n < ap->nodes; n++) {
 			for (int d = 0; d < nd; d++) {
 				struct tc_ap_vec tmp, *act, *inc;
+				int tt = t - first[d];
 
-				if (!stride[d] || t >= L[d] / 2)
+				if (!stride[d] || tt < 1 || tt >= L[d] / 2)
 					continue;
-				act = ap_list(ap, n, d, t <= L[d] / 4 ? AP_PRI : AP_SEC);
+				act = ap_list(ap, n, d, tt <= L[d] / 4 ? AP_PRI : AP_SEC);
 				inc = ap_list(ap, n, d, AP_INC);
 				tmp = *act;
 				*act = *inc;
@@ -323,7 +325,7 @@ int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const 
 			if (t != n)
 				err = tc_ap_hold(&ap, n, n, t);
 	if (!err)
-		err = tc_ap_phase(&ap, stride, ar_dim0, NULL);
+		err = tc_ap_phase(&ap, stride, NULL, ar_dim0, NULL);
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);
