@@ -19,10 +19,11 @@ all: $(TORUS_KO)
 modules: $(TORUS_KO)
 # Kbuild writes its objects next to the sources (M= builds have no separate
 # output directory on 6.1); the finished module is copied to $(TORUS_KO).
+# Several people may run make in one tree at once: kbuild runs under a lock.
 $(TORUS_KO): $(KMOD_SRCS) Kbuild
 	@mkdir -p $(@D)
-	+MAKEFLAGS= $(MAKE) -C $(KDIR) M=$(CURDIR) modules
-	cp torus.ko $@
+	+MAKEFLAGS= flock $(O)/.kbuild.lock sh -c '$(MAKE) -C $(KDIR) M=$(CURDIR) modules && cp torus.ko $@'
+
 else
 all: kmod-info
 modules:
