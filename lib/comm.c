@@ -165,11 +165,14 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 	comm->timeout_ms = attr->timeout_ms;
 	if (!comm->timeout_ms) {
 		const char *v = getenv("TC_TIMEOUT_MS");
-		unsigned int u;
+		unsigned int u = 0;
 
-		comm->timeout_ms = TC_DEFAULT_TIMEOUT_MS;
-		if (v && *v && !tc_parse_uint("TC_TIMEOUT_MS", v, &u) && u)
-			comm->timeout_ms = u;
+		if (v && *v) {
+			ret = tc_parse_uint("TC_TIMEOUT_MS", v, &u);
+			if (ret)
+				goto err_free;
+		}
+		comm->timeout_ms = u ? (int)u : TC_DEFAULT_TIMEOUT_MS;
 	}
 	for (int c = 0; c < 2; c++) {
 		ret = tc_set_override(comm, c, getenv(tc_coll_env[c]), tc_coll_env[c]);
@@ -195,6 +198,7 @@ TC_EXPORT void tc_comm_destroy(tc_comm_t *comm)
 {
 	if (!comm)
 		return;
+	tc_colls_free(comm); /* waits for queued collectives */
 	tc_exec_free_plans(comm);
 	comm->ops->close(comm);
 	free(comm);

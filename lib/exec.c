@@ -501,7 +501,8 @@ static const char *const tc_coll_name[2] = { "alltoall", "allgather" };
 static pthread_mutex_t tc_auto_serial = PTHREAD_MUTEX_INITIALIZER;
 
 /* Choose the algorithm (forced or auto) and get its schedule. */
-static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, const struct tc_sched **out)
+static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, const struct tc_sched **out,
+			 char *fallback, size_t flen)
 {
 	struct tc_coll_state *cs = &comm->coll[id];
 	enum tc_coll coll = id == TC_ALLTOALL ? TC_COLL_ALLTOALL : TC_COLL_ALLGATHER;
@@ -509,13 +510,13 @@ static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, con
 	const char *why = NULL;
 	int ret;
 
-	cs->last.why[0] = 0;
+	fallback[0] = 0;
 	if (cs->forced) {
 		algo = cs->forced;
 		ret = tc_sched_get(coll, algo, &comm->shape, out, &why);
 		if (!ret)
 			return 0;
-		snprintf(cs->last.why, sizeof(cs->last.why), "%s: %s", algo->name,
+		snprintf(fallback, flen, "%s: %s", algo->name,
 			 why ? why : *tc_sched_last_error() ? tc_sched_last_error() : tc_strerror(ret));
 	}
 	/* One thread prices the candidates; the others then find its choice cached. */
@@ -538,6 +539,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	const struct tc_sched *s;
 	struct tc_plan *p;
 	size_t P = comm->shape.nodes;
+	char fallback[sizeof(cs->last.why)];
 	char *base;
 	void *vbase;
 	int ret;
@@ -552,7 +554,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	if (m > SIZE_MAX / 4 / P)
 		return tc_err(-EINVAL, "%s: block_bytes %zu too large", tc_coll_name[id], m);
 
-	ret = tc_coll_sched(comm, id, m, &s);
+	ret = tc_coll_sched(comm, id, m, &s, fallback, sizeof(fallback));
 	if (ret)
 		return ret;
 	ret = tc_plan_get(comm, s, m, &p);
@@ -610,6 +612,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	cs->have_last = 1;
 	cs->last.size = sizeof(cs->last);
 	snprintf(cs->last.algo, sizeof(cs->last.algo), "%s", s->algo);
+	snprintf(cs->last.why, sizeof(cs->last.why), "%s", fallback);
 	cs->last.block_bytes = m;
 	cs->last.steps = p->have_cost ? p->cost.steps : s->nsteps;
 	cs->last.transmission_blocks = p->have_cost ? p->cost.transmission_blocks : 0;
@@ -623,10 +626,17 @@ err_broken:
 	return ret;
 }
 
+int tc_exec_coll(struct tc_comm *comm, enum tc_coll_id id, const void *sendbuf, void *recvbuf, size_t m)
+{
+	return tc_coll_run(comm, id, sendbuf, recvbuf, m);
+}
+
 TC_EXPORT int tc_alltoall(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes)
 {
 	if (!comm)
 		return tc_err(-EINVAL, "alltoall: comm is NULL");
+	if (tc_colls_queued(comm))
+		return tc_colls_blocking(comm, TC_ALLTOALL, sendbuf, recvbuf, block_bytes);
 	return tc_coll_run(comm, TC_ALLTOALL, sendbuf, recvbuf, block_bytes);
 }
 
@@ -634,5 +644,7 @@ TC_EXPORT int tc_allgather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, 
 {
 	if (!comm)
 		return tc_err(-EINVAL, "allgather: comm is NULL");
+	if (tc_colls_queued(comm))
+		return tc_colls_blocking(comm, TC_ALLGATHER, sendbuf, recvbuf, block_bytes);
 	return tc_coll_run(comm, TC_ALLGATHER, sendbuf, recvbuf, block_bytes);
 }

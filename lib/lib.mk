@@ -28,7 +28,7 @@ $(LIB_A): $(LIB_OBJS)
 
 $(LIB_SO): $(LIB_PIC_OBJS) lib/libtoruscoll.map
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libtoruscoll.so.1 -Wl,--version-script=lib/libtoruscoll.map \
+	$(CC) -shared -Wl,-soname,libtoruscoll.so.1 -Wl,--version-script=lib/libtoruscoll.map -Wl,-z,defs \
 		-o $@ $(LIB_PIC_OBJS) $(LDLIBS_TC)
 	ln -sf libtoruscoll.so.1 $(O)/lib/libtoruscoll.so
 
