@@ -38,7 +38,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if (shape->dims[0] < 2 || shape->dims[0] % 2) {
-		*why = "ar1: needs an even number of nodes (003 Sec. 3); use pad for odd rings";
+		*why = "ar1: needs an even number of nodes (003 Sec. 3); other rings: pad (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
 	return tc_op_emit(shape, "ar1", "003 Sec. 3 Algorithm AR1 (Fig. 2)",

@@ -28,11 +28,12 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if (!tc_op_all_wrap(shape)) {
-		*why = "at2-1p: needs a torus (both dimensions wrap); use pad for meshes";
+		*why = "at2-1p: needs a torus (both dimensions wrap); meshes: pad (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
 	if (shape->dims[0] % 4 || shape->dims[1] % 4) {
-		*why = "at2-1p: both sides must be multiples of 4 (003 Sec. 4); use pad or opt2d otherwise";
+		*why = "at2-1p: both sides must be multiples of 4 (003 Sec. 4); "
+		       "other shapes: pad/opt2d (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
 	/* Group 0 (x + y even) rings along y (its row) first. */

@@ -29,11 +29,12 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if (!tc_op_all_wrap(shape)) {
-		*why = "mt3: needs a torus (every dimension wraps); use pad for meshes";
+		*why = "mt3: needs a torus (every dimension wraps); meshes: pad (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
 	if (tc_op_mt_init(&mt, shape, 0)) {
-		*why = "mt3: every side must be a multiple of 6 (003 Sec. 5.2) or 3; use pad otherwise";
+		*why = "mt3: every side must be a multiple of 6 (003 Sec. 5.2) or 3; "
+		       "other shapes: pad (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
 	return tc_op_emit(shape, "mt3", "003 Sec. 5.2 Algorithm MT3", TC_CLAIM_CONTENTION_FREE | TC_CLAIM_PERMUTATION,

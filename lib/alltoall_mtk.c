@@ -28,11 +28,12 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	struct tc_op_mt mt;
 
 	if (!tc_op_all_wrap(shape)) {
-		*why = "mtk: needs a torus (every dimension wraps); use pad for meshes";
+		*why = "mtk: needs a torus (every dimension wraps); meshes: pad (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
 	if (tc_op_mt_init(&mt, shape, 0)) {
-		*why = "mtk: every side must be a multiple of 2k (003 Sec. 5.3) or k; use pad otherwise";
+		*why = "mtk: every side must be a multiple of 2k (003 Sec. 5.3) or k; "
+		       "other shapes: pad (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
 	if (shape->ndims == 1)

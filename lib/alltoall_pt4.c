@@ -78,14 +78,15 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if (!tc_op_all_wrap(shape)) {
-		*why = "pt4: needs a torus (every dimension wraps); use pad for meshes";
+		*why = "pt4: needs a torus (every dimension wraps); meshes: pad (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
 	for (int d = 0; d < 4; d++) {
 		int n = shape->dims[d];
 
 		if (n != 4 && n % 8) {
-			*why = "pt4: every side must be a multiple of 8 (003 Sec. 5.1) or 4; use pad otherwise";
+			*why = "pt4: every side must be a multiple of 8 (003 Sec. 5.1) or 4; "
+			       "other shapes: pad (all-port), atape (one-port)";
 			return -EOPNOTSUPP;
 		}
 		if (tc_op_ar1_steps(n / 4) > p.ar1_len)
