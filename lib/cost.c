@@ -125,30 +125,38 @@ static double lower_bound_steps(const struct tc_shape *sh, enum tc_coll coll)
 	return ceil_eps((double)(sh->nodes - 1) / in_degree_min(sh));
 }
 
-/* The three critical-path evaluations run side by side: index 0 blocks, 1 startups, 2 time. */
-#define NCP 3
+/*
+ * The critical-path evaluations run side by side, one column each:
+ * 0 blocks, 1 startups, 2.. the time for each block size.
+ */
+#define TC_COST_MAX_SIZES 32
 
-int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struct tc_cost *out)
+static int cost_dp(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		   double *time_us, struct tc_cost *out)
 {
 	const struct tc_shape *sh = &s->shape;
 	const size_t N = sh->nodes, nlinks = N * 2 * sh->ndims;
+	const int NCP = 2 + nsizes;
 	const double np = s->npackets > 0 ? s->npackets : 1;
-	double *done, *next, *lfree, *dur_end, tcp[NCP] = { 0 };
+	double *done, *next, *lfree, *dur_end, tcp[2 + TC_COST_MAX_SIZES] = { 0 };
+	double dur[2 + TC_COST_MAX_SIZES];
 	int64_t *lblk;
 	uint32_t links[TC_MAX_DIMS * 128];
-	double m = p ? (double)p->block_bytes : 0;
 	uint32_t maxstep = 0;
 
 	if (!s->step_first)
 		return tc_sched_set_error(-EINVAL, "%s: tc_cost_eval: schedule not finished", s->algo);
+	if (nsizes < 0 || nsizes > TC_COST_MAX_SIZES)
+		return tc_sched_set_error(-EINVAL, "%s: tc_cost_eval: %d sizes (at most %d)", s->algo, nsizes,
+					  TC_COST_MAX_SIZES);
 	memset(out, 0, sizeof(*out));
+	for (uint32_t st = 0; st < s->nsteps; st++)
+		if (s->step_first[st + 1] - s->step_first[st] > maxstep)
+			maxstep = s->step_first[st + 1] - s->step_first[st];
 	done = calloc(N * NCP, sizeof(*done));
 	next = calloc(N * NCP, sizeof(*next));
 	lfree = calloc(nlinks * NCP, sizeof(*lfree));
 	lblk = calloc(nlinks, sizeof(*lblk));
-	for (uint32_t st = 0; st < s->nsteps; st++)
-		if (s->step_first[st + 1] - s->step_first[st] > maxstep)
-			maxstep = s->step_first[st + 1] - s->step_first[st];
 	dur_end = malloc(((size_t)maxstep + 1) * NCP * sizeof(*dur_end));
 	if (!done || !next || !lfree || !lblk || !dur_end) {
 		free(done);
@@ -164,39 +172,44 @@ int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struc
 
 		for (uint32_t i = first; i < last; i++) {
 			const struct tc_msg *msg = &s->msgs[i];
-			double b = msg->nblk / np;
-			double dur[NCP] = { b, 1, p ? p->ts_us + b * m * p->tw_us_per_byte : 0 };
+			const double b = msg->nblk / np;
+			double *end = &dur_end[(size_t)(i - first) * NCP];
+			const double *ds = &done[msg->src * NCP], *dd = &done[msg->dst * NCP];
 			int nl = tc_msg_links(sh, msg, links);
 
+			dur[0] = b;
+			dur[1] = 1;
+			for (int k = 0; k < nsizes; k++)
+				dur[2 + k] = p->ts_us + b * (double)sizes[k] * p->tw_us_per_byte;
 			if (b > biggest)
 				biggest = b;
-			for (int c = 0; c < NCP; c++) {
-				double start = done[msg->src * NCP + c];
+			for (int c = 0; c < NCP; c++)
+				end[c] = ds[c] > dd[c] ? ds[c] : dd[c];
+			for (int l = 0; l < nl; l++) {
+				const double *lf = &lfree[(size_t)links[l] * NCP];
 
-				if (done[msg->dst * NCP + c] > start)
-					start = done[msg->dst * NCP + c];
-				for (int l = 0; l < nl; l++)
-					if (lfree[links[l] * NCP + c] > start)
-						start = lfree[links[l] * NCP + c];
-				dur_end[(size_t)(i - first) * NCP + c] = start + dur[c];
-				for (int l = 0; l < nl; l++)
-					lfree[links[l] * NCP + c] = start + dur[c];
+				for (int c = 0; c < NCP; c++)
+					if (lf[c] > end[c])
+						end[c] = lf[c];
 			}
-			for (int l = 0; l < nl; l++)
+			for (int c = 0; c < NCP; c++)
+				end[c] += dur[c];
+			for (int l = 0; l < nl; l++) {
+				memcpy(&lfree[(size_t)links[l] * NCP], end, NCP * sizeof(*end));
 				lblk[links[l]] += msg->nblk;
+			}
 		}
 		out->lockstep_blocks += biggest;
 		/* done(n, s) = max(done(n, s-1), ends of n's step-s messages) */
 		for (uint32_t i = first; i < last; i++) {
 			const struct tc_msg *msg = &s->msgs[i];
+			const double *end = &dur_end[(size_t)(i - first) * NCP];
 
 			for (int c = 0; c < NCP; c++) {
-				double e = dur_end[(size_t)(i - first) * NCP + c];
-
-				if (e > next[msg->src * NCP + c])
-					next[msg->src * NCP + c] = e;
-				if (e > next[msg->dst * NCP + c])
-					next[msg->dst * NCP + c] = e;
+				if (end[c] > next[msg->src * NCP + c])
+					next[msg->src * NCP + c] = end[c];
+				if (end[c] > next[msg->dst * NCP + c])
+					next[msg->dst * NCP + c] = end[c];
 			}
 		}
 		for (uint32_t i = first; i < last; i++) {
@@ -224,12 +237,31 @@ int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struc
 	out->lower_bound_blocks = tc_lower_bound_blocks(sh, s->coll);
 	out->ratio = out->lower_bound_blocks > 0 ? out->transmission_blocks / out->lower_bound_blocks : 0;
 	out->lower_bound_steps = lower_bound_steps(sh, s->coll);
-	if (p)
-		out->time_us = tcp[2] + p->rho_us_per_byte * m * (double)s->rearranged_blocks;
+	for (int k = 0; k < nsizes; k++)
+		time_us[k] = tcp[2 + k] + p->rho_us_per_byte * (double)sizes[k] * (double)s->rearranged_blocks;
 	free(done);
 	free(next);
 	free(lfree);
 	free(lblk);
 	free(dur_end);
 	return 0;
+}
+
+int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struct tc_cost *out)
+{
+	double t = 0;
+	int err;
+
+	err = cost_dp(s, p, p ? &p->block_bytes : NULL, p ? 1 : 0, &t, out);
+	if (!err)
+		out->time_us = t;
+	return err;
+}
+
+int tc_cost_eval_sizes(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		       double *time_us, struct tc_cost *out)
+{
+	if (!p || !sizes || !time_us)
+		return tc_sched_set_error(-EINVAL, "tc_cost_eval_sizes: NULL parameters");
+	return cost_dp(s, p, sizes, nsizes, time_us, out);
 }

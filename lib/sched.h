@@ -199,6 +199,10 @@ struct tc_cost {
 	double time_us;		    /* with params: critical path of ts + b*m*tw, plus rho*m*rearranged */
 };
 int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struct tc_cost *out);
+/* The same for several block sizes in one pass (p->block_bytes ignored):
+ * time_us[k] for sizes[k], k < nsizes <= 32; out->time_us is 0. */
+int tc_cost_eval_sizes(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		       double *time_us, struct tc_cost *out);
 double tc_lower_bound_blocks(const struct tc_shape *shape, enum tc_coll coll);
 
 /* Schedule cache (lib/cache.c): built once per (coll, algo, shape). */

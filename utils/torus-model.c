@@ -91,19 +91,19 @@ static void measure(const char *const *names, const struct tc_shape *sh, struct 
 		return;
 	}
 	tc_verify_report_free(&rep);
-	for (int i = 0; i < NSIZES; i++) {
-		struct tc_cost_params p = {
-			.ts_us = 75, .tw_us_per_byte = 0.011, .rho_us_per_byte = 0.014, .block_bytes = size_of(i),
-		};
+	{
+		const struct tc_cost_params p = { .ts_us = 75, .tw_us_per_byte = 0.011, .rho_us_per_byte = 0.014 };
+		size_t sizes[NSIZES];
 		struct tc_cost c;
 
-		err = tc_cost_eval(s, &p, &c);
+		for (int i = 0; i < NSIZES; i++)
+			sizes[i] = size_of(i);
+		err = tc_cost_eval_sizes(s, &p, sizes, NSIZES, r->time_us, &c);
 		if (err) {
 			r->err = err;
 			snprintf(r->why, sizeof(r->why), "%s", tc_sched_last_error());
 			return;
 		}
-		r->time_us[i] = c.time_us;
 		r->transmission = c.transmission_blocks;
 		r->bound = c.lower_bound_blocks;
 	}
@@ -157,12 +157,15 @@ static void run_child(const char *const *names, const struct tc_shape *sh, struc
 			snprintf(r->why, sizeof(r->why), "did not fit in %.3g GiB (child %s %d)", mem_gib,
 				 WIFSIGNALED(status) ? "killed by signal" : "exit", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	} else if (r->err == -ENOMEM) {
-		snprintf(r->why, sizeof(r->why), "did not fit in %.3g GiB", mem_gib);
+		char why[sizeof(r->why)];
+
+		snprintf(why, sizeof(why), "%s", r->why);
+		snprintf(r->why, sizeof(r->why), "did not fit in %.3g GiB (%.200s)", mem_gib, why);
 	}
 }
 
 static const char usage[] =
-	"usage: torus-model [--sizes 16,32,64,128] [--mem-gib G] [--timeout S]\n"
+	"usage: torus-model [--sizes 16,32,64,128] [--algos at2,pad,...] [--mem-gib G] [--timeout S]\n"
 	"Predicted complete-exchange times (cost model, Intel Paragon ts 75 us,\n"
 	"tw 0.011 us/B, rho 0.014 us/B) of at2, an AR-based algorithm (allport-kd\n"
 	"or pad, named in the output), pairwise and bruck on NxN tori for block\n"
@@ -182,11 +185,13 @@ int main(int argc, char **argv)
 		{ "sizes", required_argument, NULL, 's' },
 		{ "mem-gib", required_argument, NULL, 'M' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "algos", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int sides[16] = { 16, 32, 64, 128 }, nsides = 4, timeout = 120, opt;
 	double mem_gib = 2;
+	const char *only = NULL;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -224,6 +229,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'a':
+			only = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -254,7 +262,16 @@ int main(int argc, char **argv)
 		printf("\n");
 		for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++) {
 			struct result r;
+			int wanted = !only;
 
+			for (int i = 0; !wanted && algos[a][i]; i++) {
+				const char *hit = strstr(only, algos[a][i]);
+				size_t len = strlen(algos[a][i]);
+
+				wanted = hit && (hit == only || hit[-1] == ',') && (!hit[len] || hit[len] == ',');
+			}
+			if (!wanted)
+				continue;
 			run_child(algos[a], &sh, &r, mem_gib, timeout);
 			if (r.err) {
 				printf("%-11s not run: %s\n", r.algo, r.why);

@@ -356,8 +356,8 @@ int main(int argc, char **argv)
 		printf("],\"wrap\":[");
 		for (int d = 0; d < shape.ndims; d++)
 			printf("%s%s", d ? "," : "", shape.wrap_mask & (1u << d) ? "true" : "false");
-		printf("],\"port_model\":\"%s\",\"nodes\":%d,\"steps\":%u,\"messages\":%u,\"npackets\":%d",
-		       shape.one_port ? "one-port" : "all-port", shape.nodes, s->nsteps, s->nmsgs, s->npackets);
+		printf("],\"port_model\":\"%s\",\"nodes\":%d,\"steps\":%u,\"messages\":%u,\"block_moves\":%u,\"npackets\":%d",
+		       shape.one_port ? "one-port" : "all-port", shape.nodes, s->nsteps, s->nmsgs, s->nblks, s->npackets);
 		printf(",\"startups_critical_path\":%u,\"transmission_blocks\":%.6g,\"lockstep_blocks\":%.6g",
 		       cost.steps, cost.transmission_blocks, cost.lockstep_blocks);
 		printf(",\"lower_bound_blocks\":%.6g,\"ratio\":%.6g,\"max_link_blocks\":%lld,\"rearranged_blocks\":%lld",
