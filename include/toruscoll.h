@@ -122,6 +122,136 @@ int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_inf
  */
 int tc_comm_set_algo(tc_comm_t *comm, enum tc_coll_id coll, const char *name);
 
+/*
+ * The everyday collectives (MPI meanings) and their nonblocking forms.
+ *
+ * Datatypes and operations: sum, prod, min, max for every datatype; band,
+ * bor, bxor for the integer types only (-EINVAL for float and double).
+ * Integer sum and prod wrap around (two's complement); min and max are
+ * (a < b ? a : b) and (a > b ? a : b).
+ *
+ * Topology: every collective runs dimension by dimension over the lines of
+ * the fabric (rings where a dimension wraps, paths where it does not), both
+ * directions of every line busy in every step, each directed link carrying
+ * at most one message per step:
+ *   tc_bcast       a spanning tree along dimension k-1, then k-2, ..., 0
+ *                  (on a ring: floor(n/2) hops one way, floor((n-1)/2) the other)
+ *   tc_reduce      the reverse tree: dimension 0 first, then 1, ..., k-1
+ *   tc_reduce_scatter  reduce-scatter along dimension 0, then 1, ..., k-1;
+ *                  each line's chunks travel toward their owner from both sides
+ *   tc_allreduce   that reduce-scatter, then allgather along k-1, ..., 0
+ *   tc_allgatherv  line allgather along dimension k-1, then k-2, ..., 0
+ *   tc_barrier     tc_reduce to rank 0 then tc_bcast of one int32
+ *   tc_alltoallv   direct exchange: in step t every node sends to the node at
+ *                  coordinate offset delta_t and receives from -delta_t, along
+ *                  a shortest dimension-ordered route (routers forward it)
+ * On a one-port fabric each step is split into its + and - halves.
+ *
+ * Reduction order (bit-for-bit the same result on every rank, and the same
+ * from run to run): element e's result is the fold over dimension k-1 of
+ * the folds over dimension k-2 ... of the folds over dimension 0 of the
+ * ranks' values, each fold over a line taken in the line fold order around a
+ * centre coordinate c:
+ *	(L op x_c) op R
+ *	L = left fold of the values before c in + order, starting floor(n/2)
+ *	    before c on a ring (coordinates mod n), at coordinate 0 on a path
+ *	R = left fold of the values after c in - order, starting floor((n-1)/2)
+ *	    after c on a ring, at coordinate n-1 on a path
+ * (an empty L or R is left out). The centre of dimension d is the root's
+ * coordinate for tc_reduce. For tc_allreduce and tc_reduce_scatter it is
+ * the chunk of e in dimension d: the vector (for tc_reduce_scatter the
+ * P*recvcount elements) is split into n_0 chunks [L*j/n_0, L*(j+1)/n_0)
+ * (integer division, L its length), chunk j of it into n_1 chunks the same
+ * way, and so on; e's centre in dimension d is the index j of its chunk at
+ * that level. Ranks are row-major over coordinates (dimension k-1 fastest),
+ * so rank r owns exactly block r after the reduce-scatter. tc_allreduce
+ * then copies those final values to every rank unchanged.
+ *
+ * Buffers: counts and displacements of the v-variants are in bytes; sendbuf
+ * may equal recvbuf (the data goes through the transport buffer). recvbuf of
+ * tc_reduce is used only at the root (may be NULL elsewhere). A count of 0
+ * is a valid no-op. Every rank must make the same calls in the same order.
+ *
+ * Errors: -EINVAL for a NULL comm or buffer, an unknown datatype or op, a
+ * bitwise op on float/double, a root outside 0..size-1, a sizes overflow;
+ * -ENOSPC when the transport buffer (the device's buffer matrix) is too
+ * small; -ETIMEDOUT when a step waited longer than the communicator's
+ * timeout (tc_last_error() names the collective, step, port and peer); -EIO
+ * for any call after a failed one (transfers may still be posted).
+ */
+enum tc_datatype {
+	TC_INT32 = 1,
+	TC_INT64 = 2,
+	TC_UINT64 = 3,
+	TC_FLOAT = 4,
+	TC_DOUBLE = 5,
+};
+
+enum tc_op {
+	TC_SUM = 1,
+	TC_PROD = 2,
+	TC_MIN = 3,
+	TC_MAX = 4,
+	TC_BAND = 5,
+	TC_BOR = 6,
+	TC_BXOR = 7,
+};
+
+int tc_barrier(tc_comm_t *comm);
+int tc_bcast(tc_comm_t *comm, void *buf, size_t count, enum tc_datatype dt, int root);
+int tc_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, enum tc_datatype dt,
+	      enum tc_op op, int root);
+int tc_allreduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, enum tc_datatype dt,
+		 enum tc_op op);
+/* MPI_Reduce_scatter_block: sendbuf holds size*recvcount elements; rank r
+ * receives elements [r*recvcount, (r+1)*recvcount) of the reduced vector. */
+int tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount, enum tc_datatype dt,
+		      enum tc_op op);
+/* Rank r's sendbytes land at recvbuf + displs[r] on every rank; recvcounts[r]
+ * must equal rank r's sendbytes. */
+int tc_allgatherv(tc_comm_t *comm, const void *sendbuf, size_t sendbytes, void *recvbuf, const size_t *recvcounts,
+		  const size_t *displs);
+/* sendcounts[d] bytes at sendbuf + sdispls[d] go to rank d; recvcounts[s]
+ * bytes from rank s land at recvbuf + rdispls[s]. */
+int tc_alltoallv(tc_comm_t *comm, const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+		 void *recvbuf, const size_t *recvcounts, const size_t *rdispls);
+
+/*
+ * Nonblocking forms. Each validates its arguments, queues the call on the
+ * communicator and returns at once with *req set; a progress thread of the
+ * communicator (started by the first nonblocking call) executes queued calls
+ * in issue order, and from then on the blocking calls of that communicator
+ * (tc_alltoall and tc_allgather included) go through the same queue, so
+ * calls never interleave on the wire. The buffers belong to the library
+ * until the request completes. Several requests may be outstanding; they
+ * may be waited for in any order.
+ *
+ * tc_test(&req): 0 not done yet; 1 done (the request is freed and req set to
+ * NULL); a negative errno when the collective failed (also freed, NULL).
+ * tc_wait(&req): waits; 0 or the collective's negative errno; frees the
+ * request and sets req to NULL. A NULL *req completes at once (0 / 1).
+ * tc_last_error() after a failed tc_test/tc_wait gives the collective's
+ * reason. Destroying a communicator waits for its queued calls to finish.
+ */
+typedef struct tc_request tc_request_t;
+
+int tc_ialltoall(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes, tc_request_t **req);
+int tc_iallgather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes, tc_request_t **req);
+int tc_ibarrier(tc_comm_t *comm, tc_request_t **req);
+int tc_ibcast(tc_comm_t *comm, void *buf, size_t count, enum tc_datatype dt, int root, tc_request_t **req);
+int tc_ireduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, enum tc_datatype dt,
+	       enum tc_op op, int root, tc_request_t **req);
+int tc_iallreduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, enum tc_datatype dt,
+		  enum tc_op op, tc_request_t **req);
+int tc_ireduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
+		       enum tc_datatype dt, enum tc_op op, tc_request_t **req);
+int tc_iallgatherv(tc_comm_t *comm, const void *sendbuf, size_t sendbytes, void *recvbuf,
+		   const size_t *recvcounts, const size_t *displs, tc_request_t **req);
+int tc_ialltoallv(tc_comm_t *comm, const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+		  void *recvbuf, const size_t *recvcounts, const size_t *rdispls, tc_request_t **req);
+int tc_test(tc_request_t **req);
+int tc_wait(tc_request_t **req);
+
 const char *tc_strerror(int err);
 /*
  * One line saying why the calling thread's last failing tc_ call failed

@@ -20,6 +20,7 @@
 #define TC_PLAN_CACHE 8
 
 struct tc_plan;
+struct tc_colls;
 
 /* What the last call of one collective ran (tc_coll_last). */
 struct tc_coll_state {
@@ -45,6 +46,8 @@ struct tc_comm {
 
 	struct tc_plan *plans[TC_PLAN_CACHE];
 	unsigned int plan_clock;
+
+	struct tc_colls *colls; /* request.c: call sequence and nonblocking queue; NULL until first used */
 };
 
 /* error.c: the calling thread's one-line reason for its last failure. */
@@ -52,6 +55,14 @@ __attribute__((format(printf, 2, 3))) int tc_err(int err, const char *fmt, ...);
 
 /* exec.c */
 void tc_exec_free_plans(struct tc_comm *comm);
+/* Run tc_alltoall/tc_allgather on the calling thread, bypassing the queue (request.c's progress thread). */
+int tc_exec_coll(struct tc_comm *comm, enum tc_coll_id id, const void *sendbuf, void *recvbuf, size_t m);
+
+/* request.c: once a communicator has a progress thread, every blocking
+ * collective goes through its queue (tc_colls_queued() says so). */
+int tc_colls_queued(const struct tc_comm *comm);
+int tc_colls_blocking(struct tc_comm *comm, enum tc_coll_id id, const void *sendbuf, void *recvbuf, size_t m);
+void tc_colls_free(struct tc_comm *comm);
 
 /* transport_sim.c: the node a simulated communicator is bound to. */
 int tc_sim_node_count(const tc_sim_t *sim);
