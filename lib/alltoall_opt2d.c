@@ -19,79 +19,225 @@
  * the busier dimension carries the same load: see choose().
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algos.h"
 #include "alltoall_allport.h"
 
-struct o2_plan {
-	int8_t a, b;	/* signed hops in x (dimension 0) and y (dimension 1) */
-	uint8_t xfirst; /* 1: x hops first */
-};
-
+/*
+ * A timetable: per route variable (origin class, offset) and step, the hop:
+ * 0 none, else port + 1 (port 0 +x, 1 -x, 2 +y, 3 -y).
+ */
 struct o2 {
 	const struct tc_shape *sh;
 	int r, c, S, wrapx, wrapy;
-	int rule;
+	int ncx, ncy;	/* origin parity classes: 2 on an even torus side, else 1 */
+	int wx, wy;	/* offsets per dimension: n on a torus, 2n-1 on a mesh */
+	int nvars;
+	int8_t *sa, *sb; /* per variable: signed hops */
+	uint8_t *seq;	 /* per variable: S hops */
+	int32_t *load;	 /* per step, port, link class: blocks (torus search only) */
+	int64_t wmax;	 /* weight of the lock-step cost in the search energy */
 };
 
-/* Hop of a block in step s (1-based): 0 none, else port + 1. */
-static int o2_hop(const struct o2 *g, const struct o2_plan *p, int s)
+static int o2_var(const struct o2 *g, int cx, int cy, int ix, int iy)
 {
-	int ax = abs(p->a), ay = abs(p->b);
+	return ((cx * g->ncy + cy) * g->wx + ix) * g->wy + iy;
+}
 
-	if (p->xfirst) {
-		if (s <= ax)
-			return 1 + (p->a > 0 ? 0 : 1);
-		if (s > g->S - ay)
-			return 1 + (p->b > 0 ? 2 : 3);
-	} else {
-		if (s <= ay)
-			return 1 + (p->b > 0 ? 2 : 3);
-		if (s > g->S - ax)
-			return 1 + (p->a > 0 ? 0 : 1);
+/* The starting timetable (see the top comment) for variable v. */
+static void o2_init_var(struct o2 *g, int cx, int cy, int ix, int iy)
+{
+	int v = o2_var(g, cx, cy, ix, iy);
+	int a = g->wrapx ? (2 * ix > g->r ? ix - g->r : ix) : ix - (g->r - 1);
+	int b = g->c < 2 ? 0 : g->wrapy ? (2 * iy > g->c ? iy - g->c : iy) : iy - (g->c - 1);
+	uint8_t *q = &g->seq[(size_t)v * g->S];
+	int px, py, xfirst;
+
+	/* Ties (half an even ring): split by the origin's parity. */
+	if (g->wrapx && !(g->r & 1) && 2 * a == g->r && ((cx + cy) & 1))
+		a = -a;
+	if (g->c > 1 && g->wrapy && !(g->c & 1) && 2 * b == g->c && ((cx + cy) & 1))
+		b = -b;
+	g->sa[v] = (int8_t)a;
+	g->sb[v] = (int8_t)b;
+	xfirst = abs(a) > abs(b) || (abs(a) == abs(b) && a * b > 0);
+	px = a > 0 ? 1 : 2;
+	py = b > 0 ? 3 : 4;
+	memset(q, 0, g->S);
+	for (int s = 0; s < g->S; s++) {
+		if (xfirst) {
+			if (s < abs(a))
+				q[s] = (uint8_t)px;
+			else if (s >= g->S - abs(b))
+				q[s] = (uint8_t)py;
+		} else {
+			if (s < abs(b))
+				q[s] = (uint8_t)py;
+			else if (s >= g->S - abs(a))
+				q[s] = (uint8_t)px;
+		}
 	}
+}
+
+/* Add (sign 1) or remove (-1) the loads of variable v with timetable q. */
+static void o2_load(struct o2 *g, int v, const uint8_t *q, int sign)
+{
+	int cl = v / (g->wx * g->wy), x = cl / g->ncy, y = cl % g->ncy;
+
+	for (int s = 0; s < g->S; s++) {
+		int hop = q[s];
+
+		if (!hop)
+			continue;
+		g->load[(s * 4 + hop - 1) * 4 + (x % g->ncx) * 2 + (y % g->ncy)] += sign;
+		/* a hop either way flips the parity */
+		if (hop <= 2)
+			x++;
+		else
+			y++;
+	}
+}
+
+static int64_t o2_lockstep(const struct o2 *g)
+{
+	int64_t t = 0;
+
+	for (int s = 0; s < g->S; s++) {
+		int32_t m = 0;
+
+		for (int k = 0; k < 16; k++)
+			if (g->load[s * 16 + k] > m)
+				m = g->load[s * 16 + k];
+		t += m;
+	}
+	return t;
+}
+
+/* Search energy: the lock-step cost, with the sum of squared loads as a
+ * guide towards even loads (which is what reaching the bound takes). */
+static int64_t o2_energy(const struct o2 *g)
+{
+	int64_t sq = 0;
+
+	for (int i = 0; i < g->S * 16; i++)
+		sq += (int64_t)g->load[i] * g->load[i];
+	return o2_lockstep(g) * g->wmax + sq;
+}
+
+static uint64_t o2_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * Torus: on a torus every node sees the same offsets, so a step's load on a
+ * link depends only on the timetables and the link's parity class. Improve
+ * the starting timetables by simulated annealing on the lock-step cost (sum
+ * over steps of the busiest link): move one hop of one variable to another
+ * step (or swap an x and a y hop), or send a tie the other way round.
+ * Deterministic; stops at the bound.
+ */
+static int o2_search(struct o2 *g, int64_t bound)
+{
+	uint8_t *best = malloc((size_t)g->nvars * g->S), *tmp = malloc(g->S);
+	int8_t *bsa = malloc(g->nvars), *bsb = malloc(g->nvars);
+	static const uint8_t flipmap[5] = { 0, 2, 1, 4, 3 }; /* +x <-> -x, +y <-> -y */
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+	long budget = getenv("TC_O2_B") ? atol(getenv("TC_O2_B")) : 40000 + 400L * g->nvars;
+	double T0 = getenv("TC_O2_T") ? atof(getenv("TC_O2_T")) : 1.0, T = T0, decay = pow(0.05 / T0, 1.0 / (double)budget);
+	int64_t cur, bestc;
+
+	if (!best || !tmp || !bsa || !bsb) {
+		free(best);
+		free(tmp);
+		free(bsa);
+		free(bsb);
+		return -ENOMEM;
+	}
+	for (int v = 0; v < g->nvars; v++)
+		o2_load(g, v, &g->seq[(size_t)v * g->S], 1);
+	g->wmax = getenv("TC_O2_W") ? atol(getenv("TC_O2_W")) : 64;
+	cur = o2_energy(g);
+	bestc = o2_lockstep(g);
+	memcpy(best, g->seq, (size_t)g->nvars * g->S);
+	memcpy(bsa, g->sa, g->nvars);
+	memcpy(bsb, g->sb, g->nvars);
+	for (long it = 0; it < budget && bestc > bound; it++, T *= decay) {
+		int v = (int)(o2_rand(&rng) % (uint64_t)g->nvars);
+		uint8_t *q = &g->seq[(size_t)v * g->S];
+		int tiex = g->wrapx && !(g->r & 1) && 2 * abs(g->sa[v]) == g->r;
+		int tiey = g->c > 1 && g->wrapy && !(g->c & 1) && 2 * abs(g->sb[v]) == g->c;
+		int flip = 0;
+		int64_t c;
+
+		if (!g->sa[v] && !g->sb[v])
+			continue;
+		memcpy(tmp, q, g->S);
+		if ((tiex || tiey) && !(o2_rand(&rng) % 5)) {
+			flip = tiex && (!tiey || (o2_rand(&rng) & 1)) ? 1 : 2;
+			for (int s = 0; s < g->S; s++)
+				if (tmp[s] && (tmp[s] <= 2) == (flip == 1))
+					tmp[s] = flipmap[tmp[s]];
+		} else {
+			int p = (int)(o2_rand(&rng) % (uint64_t)g->S), r = (int)(o2_rand(&rng) % (uint64_t)g->S);
+			uint8_t t;
+
+			if (tmp[p] == tmp[r])
+				continue;
+			t = tmp[p];
+			tmp[p] = tmp[r];
+			tmp[r] = t;
+		}
+		o2_load(g, v, q, -1);
+		o2_load(g, v, tmp, 1);
+		c = o2_energy(g);
+		if (c <= cur || (double)(o2_rand(&rng) % 1000000) / 1e6 < exp(-(double)(c - cur) / T)) {
+			int64_t ls = o2_lockstep(g);
+
+			memcpy(q, tmp, g->S);
+			if (flip == 1)
+				g->sa[v] = (int8_t)-g->sa[v];
+			else if (flip == 2)
+				g->sb[v] = (int8_t)-g->sb[v];
+			cur = c;
+			if (ls < bestc) {
+				bestc = ls;
+				memcpy(best, g->seq, (size_t)g->nvars * g->S);
+				memcpy(bsa, g->sa, g->nvars);
+				memcpy(bsb, g->sb, g->nvars);
+			}
+		} else {
+			o2_load(g, v, tmp, -1);
+			o2_load(g, v, q, 1);
+		}
+	}
+	memcpy(g->seq, best, (size_t)g->nvars * g->S);
+	memcpy(g->sa, bsa, g->nvars);
+	memcpy(g->sb, bsb, g->nvars);
+	free(best);
+	free(tmp);
+	free(bsa);
+	free(bsb);
 	return 0;
-}
-
-static int o2_delta(int n, int wrap, int from, int to)
-{
-	return wrap ? tc_ap_delta(n, from, to) : to - from;
-}
-
-static void choose(const struct o2 *g, const int *oc, const int *tc, struct o2_plan *p)
-{
-	int a = o2_delta(g->r, g->wrapx, oc[0], tc[0]);
-	int b = g->c > 1 ? o2_delta(g->c, g->wrapy, oc[1], tc[1]) : 0;
-	int tiex = g->wrapx && !(g->r & 1) && 2 * a == g->r;
-	int tiey = g->c > 1 && g->wrapy && !(g->c & 1) && 2 * b == g->c;
-	int par = (oc[0] + (g->c > 1 ? oc[1] : 0)) & 1;
-
-	switch (g->rule) {
-	default:
-		if (tiex && ((oc[0] + oc[1]) & 1))
-			a = -a;
-		if (tiey && ((oc[0] + oc[1]) & 1))
-			b = -b;
-		p->xfirst = ((a + b + 64) & 1) ^ par;
-		break;
-	}
-	p->a = (int8_t)a;
-	p->b = (int8_t)b;
 }
 
 static int o2_run(struct o2 *g, struct tc_sched *s)
 {
 	const int P = g->sh->nodes, nd = g->sh->ndims;
-	struct o2_plan *plan = malloc((size_t)P * P * sizeof(*plan));
+	int32_t *var = malloc((size_t)P * P * sizeof(*var));
 	int32_t *pos = malloc((size_t)P * P * sizeof(*pos));
 	int *nb = malloc((size_t)P * 4 * sizeof(*nb));
 	int *coords = malloc((size_t)P * 2 * sizeof(*coords));
 	struct tc_ap_vec *bk = calloc((size_t)P * 4, sizeof(*bk));
 	int err = -ENOMEM;
 
-	if (!plan || !pos || !nb || !coords || !bk)
+	if (!var || !pos || !nb || !coords || !bk)
 		goto out;
 	for (int n = 0; n < P; n++) {
 		int c[TC_MAX_DIMS];
@@ -102,19 +248,26 @@ static int o2_run(struct o2 *g, struct tc_sched *s)
 		for (int port = 0; port < 4; port++)
 			nb[n * 4 + port] = port < 2 * nd ? tc_shape_neighbor(g->sh, n, port) : -1;
 	}
-	for (int o = 0; o < P; o++)
+	for (int o = 0; o < P; o++) {
+		const int *oc = &coords[2 * o];
+
 		for (int t = 0; t < P; t++) {
-			choose(g, &coords[2 * o], &coords[2 * t], &plan[(size_t)o * P + t]);
+			const int *tc = &coords[2 * t];
+			int ix = g->wrapx ? (tc[0] - oc[0] + g->r) % g->r : tc[0] - oc[0] + g->r - 1;
+			int iy = g->c < 2 ? 0 : g->wrapy ? (tc[1] - oc[1] + g->c) % g->c : tc[1] - oc[1] + g->c - 1;
+
+			var[(size_t)o * P + t] = o2_var(g, oc[0] % g->ncx, oc[1] % g->ncy, ix, iy);
 			pos[(size_t)o * P + t] = o;
 		}
-	for (int st = 1; st <= g->S; st++) {
+	}
+	for (int st = 0; st < g->S; st++) {
 		err = tc_sched_step(s);
 		if (err < 0)
 			goto out;
 		for (int o = 0; o < P; o++)
 			for (int t = 0; t < P; t++) {
 				size_t id = (size_t)o * P + t;
-				int hop = t == o ? 0 : o2_hop(g, &plan[id], st);
+				int hop = t == o ? 0 : g->seq[(size_t)var[id] * g->S + st];
 				struct tc_ap_vec *v;
 
 				if (!hop)
@@ -165,18 +318,25 @@ out:
 	for (int i = 0; bk && i < P * 4; i++)
 		free(bk[i].v);
 	free(bk);
-	free(plan);
+	free(var);
 	free(pos);
 	free(nb);
 	free(coords);
 	return err;
 }
 
+static void o2_free(struct o2 *g)
+{
+	free(g->sa);
+	free(g->sb);
+	free(g->seq);
+	free(g->load);
+}
+
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
 	struct o2 g = { .sh = shape };
 	struct tc_sched *s;
-	const char *env;
 	int err;
 
 	if (shape->ndims > 2) {
@@ -201,14 +361,42 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	g.wrapx = shape->wrap_mask & 1;
 	g.wrapy = shape->ndims > 1 && (shape->wrap_mask & 2);
 	g.S = (g.wrapx ? g.r / 2 : g.r - 1) + (g.c > 1 ? (g.wrapy ? g.c / 2 : g.c - 1) : 0);
-	env = getenv("TC_OPT2D_RULE");
-	g.rule = env ? atoi(env) : 0;
+	g.ncx = g.wrapx && !(g.r & 1) ? 2 : 1;
+	g.ncy = g.c > 1 && g.wrapy && !(g.c & 1) ? 2 : 1;
+	g.wx = g.wrapx ? g.r : 2 * g.r - 1;
+	g.wy = g.c < 2 ? 1 : g.wrapy ? g.c : 2 * g.c - 1;
+	g.nvars = g.ncx * g.ncy * g.wx * g.wy;
+	g.sa = malloc(g.nvars);
+	g.sb = malloc(g.nvars);
+	g.seq = malloc((size_t)g.nvars * g.S);
+	g.load = calloc((size_t)g.S * 16, sizeof(*g.load));
+	if (!g.sa || !g.sb || !g.seq || !g.load) {
+		o2_free(&g);
+		return -ENOMEM;
+	}
+	for (int cx = 0; cx < g.ncx; cx++)
+		for (int cy = 0; cy < g.ncy; cy++)
+			for (int ix = 0; ix < g.wx; ix++)
+				for (int iy = 0; iy < g.wy; iy++)
+					o2_init_var(&g, cx, cy, ix, iy);
+	if (g.wrapx && (g.c < 2 || g.wrapy)) {
+		long long X = (long long)g.c * (g.r * g.r / 4), Y = (long long)g.r * (g.c * g.c / 4);
+
+		err = o2_search(&g, ((X > Y ? X : Y) + 1) / 2);
+		if (err) {
+			o2_free(&g);
+			return err;
+		}
+	}
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "opt2d",
 			 "architecture.md, The algorithms: one-hop shortest-path timetable reaching the bisection bound",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP);
-	if (!s)
+	if (!s) {
+		o2_free(&g);
 		return -ENOMEM;
+	}
 	err = o2_run(&g, s);
+	o2_free(&g);
 	if (!err)
 		err = tc_sched_finish(s);
 	if (err) {
