@@ -28,7 +28,7 @@ __attribute__((format(printf, 2, 3))) int tc_sched_set_error(int err, const char
 
 const char *tc_sched_last_error(void)
 {
-	return tc_sched_errbuf[0] ? tc_sched_errbuf : "no error";
+	return tc_sched_errbuf;
 }
 
 struct tc_sched *tc_sched_new(const struct tc_shape *shape, enum tc_coll coll, const char *algo, const char *cite,

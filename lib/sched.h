@@ -138,7 +138,8 @@ int tc_sched_blk(struct tc_sched *s, int a, int b);
 int tc_sched_finish(struct tc_sched *s);
 void tc_sched_free(struct tc_sched *s);
 /* One-line reason for the last error of tc_sched_new/step/msg/blk/finish,
- * tc_verify, tc_sim_run or tc_sched_get in this thread. */
+ * tc_verify, tc_sim_run, tc_cost_eval or tc_sched_get in this thread; ""
+ * when there has been none. */
 const char *tc_sched_last_error(void);
 /* Internal: record the reason and return err. */
 int tc_sched_set_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
