@@ -11,9 +11,10 @@
  * per-link loads for the schedule that ran (link_blocks * block_bytes,
  * link_msgs). Without /dev/torus-ctl it skips (exit 4).
  *
- * COLL_DEV_ALGOS="auto at2 ..." chooses the algorithms (default: auto and
- * the seed algorithm of each shape); an algorithm that does not build for a
- * shape is reported as a skip.
+ * COLL_DEV_ALGOS="auto at2 ..." chooses the alltoall algorithms (default:
+ * auto and the seed algorithm of each shape); an algorithm that does not
+ * build for a shape is reported as a skip. Each fabric also runs
+ * tc_allgather (COLL_DEV_AG_ALGO, default auto) with the same checks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,7 +68,8 @@ static unsigned char pattern(int o, int d, size_t k)
 	return (unsigned char)(o * 151 + d * 29 + k * 5 + 3);
 }
 
-static void node_main(__u32 fabric, int node, const char *algo, int timeout_ms, struct node_res *res)
+static void node_main(__u32 fabric, int node, enum tc_coll_id coll, const char *algo, int timeout_ms,
+		      struct node_res *res)
 {
 	struct tc_comm_attr attr = {
 		.size = sizeof(attr),
@@ -80,6 +82,7 @@ static void node_main(__u32 fabric, int node, const char *algo, int timeout_ms, 
 	unsigned char *snd, *rcv;
 	struct timespec t0, t1;
 	tc_comm_t *comm;
+	size_t sbytes;
 	int P, ret;
 
 	ret = tc_comm_create(&attr, &comm);
@@ -93,25 +96,28 @@ static void node_main(__u32 fabric, int node, const char *algo, int timeout_ms, 
 		snprintf(res->err, sizeof(res->err), "rank %d, expected %d", tc_comm_rank(comm), node);
 		goto out;
 	}
-	ret = tc_comm_set_algo(comm, TC_ALLTOALL, algo);
+	ret = tc_comm_set_algo(comm, coll, algo);
 	if (ret) {
 		res->ret = ret;
 		snprintf(res->err, sizeof(res->err), "%s", tc_last_error());
 		goto out;
 	}
 	P = tc_comm_size(comm);
-	snd = malloc((size_t)P * BLOCK_BYTES);
+	sbytes = coll == TC_ALLTOALL ? (size_t)P * BLOCK_BYTES : BLOCK_BYTES;
+	snd = malloc(sbytes);
 	rcv = malloc((size_t)P * BLOCK_BYTES);
 	if (!snd || !rcv) {
 		res->ret = -ENOMEM;
 		goto out_free;
 	}
 	for (int r = 0; r < RUNS; r++) {
-		for (size_t k = 0; k < (size_t)P * BLOCK_BYTES; k++)
-			snd[k] = pattern(node + r, k / BLOCK_BYTES, k % BLOCK_BYTES);
+		for (size_t k = 0; k < sbytes; k++)
+			snd[k] = coll == TC_ALLTOALL ? pattern(node + r, k / BLOCK_BYTES, k % BLOCK_BYTES) :
+						       pattern(node + r, 0, k);
 		memset(rcv, 0xee, (size_t)P * BLOCK_BYTES);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		ret = tc_alltoall(comm, snd, rcv, BLOCK_BYTES);
+		ret = coll == TC_ALLTOALL ? tc_alltoall(comm, snd, rcv, BLOCK_BYTES) :
+					    tc_allgather(comm, snd, rcv, BLOCK_BYTES);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		res->ms[r] = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 		if (ret) {
@@ -120,9 +126,10 @@ static void node_main(__u32 fabric, int node, const char *algo, int timeout_ms, 
 			goto out_free;
 		}
 		for (size_t k = 0; k < (size_t)P * BLOCK_BYTES; k++)
-			res->bad_bytes += rcv[k] != pattern(k / BLOCK_BYTES + r, node, k % BLOCK_BYTES);
+			res->bad_bytes += rcv[k] != (coll == TC_ALLTOALL ? pattern(k / BLOCK_BYTES + r, node, k % BLOCK_BYTES) :
+									   pattern(k / BLOCK_BYTES + r, 0, k % BLOCK_BYTES));
 	}
-	if (!tc_coll_last(comm, TC_ALLTOALL, &info))
+	if (!tc_coll_last(comm, coll, &info))
 		snprintf(res->algo, sizeof(res->algo), "%s", info.algo);
 out_free:
 	free(snd);
@@ -182,7 +189,8 @@ static int compare_counters(int ctl, __u32 id, const struct tc_sched *s, const s
 		if (ioctl(ctl, TORUS_IOC_COUNTERS, &c))
 			return -errno;
 		for (int p = 0; p < ports; p++) {
-			unsigned long long want_b = (unsigned long long)vr->link_blocks[n * ports + p] * BLOCK_BYTES * RUNS;
+			unsigned long long want_b =
+				(unsigned long long)vr->link_blocks[n * ports + p] * (BLOCK_BYTES / s->npackets) * RUNS;
 			unsigned long long want_m = (unsigned long long)vr->link_msgs[n * ports + p] * RUNS;
 
 			tot_dev += c.links[p].bytes;
@@ -203,8 +211,8 @@ static int compare_counters(int ctl, __u32 id, const struct tc_sched *s, const s
  * Fork one process per node of fabric id (all but node skip, if >= 0), each
  * running node_main; wait for all. Returns the number of processes that died.
  */
-static int spawn_nodes(__u32 id, int P, const char *algo, int timeout_ms, int skip, struct node_res *res,
-		       double *wall_ms)
+static int spawn_nodes(__u32 id, int P, enum tc_coll_id coll, const char *algo, int timeout_ms, int skip,
+		       struct node_res *res, double *wall_ms)
 {
 	struct timespec t0, t1;
 	int died = 0;
@@ -224,7 +232,7 @@ static int spawn_nodes(__u32 id, int P, const char *algo, int timeout_ms, int sk
 			continue;
 		}
 		if (pid == 0) {
-			node_main(id, n, algo, timeout_ms, &res[n]);
+			node_main(id, n, coll, algo, timeout_ms, &res[n]);
 			_exit(0);
 		}
 	}
@@ -249,8 +257,10 @@ static struct node_res *res_map(int P)
 	return res == MAP_FAILED ? NULL : res;
 }
 
-static void run_case(int ctl, const struct fab_case *fc, const char *algo)
+static void run_case(int ctl, const struct fab_case *fc, enum tc_coll_id coll, const char *algo)
 {
+	enum tc_coll tcoll = coll == TC_ALLTOALL ? TC_COLL_ALLTOALL : TC_COLL_ALLGATHER;
+	const char *cname = coll == TC_ALLTOALL ? "alltoall" : "allgather";
 	struct tc_shape sh;
 	int dims[TC_MAX_DIMS], ret, P, died, bad_nodes = 0;
 	const struct tc_algo *a;
@@ -267,12 +277,12 @@ static void run_case(int ctl, const struct fab_case *fc, const char *algo)
 		dims[d] = fc->dims[d];
 	tc_shape_init(&sh, fc->ndims, dims, fc->wrap, !!(fc->flags & TORUS_FABRIC_ONE_PORT));
 	/* The schedule the library will run, for the counter comparison. */
-	a = strcmp(algo, "auto") ? tc_algo_find(TC_COLL_ALLTOALL, algo) : tc_algo_auto(TC_COLL_ALLTOALL, &sh, BLOCK_BYTES);
+	a = strcmp(algo, "auto") ? tc_algo_find(tcoll, algo) : tc_algo_auto(tcoll, &sh, BLOCK_BYTES);
 	if (!a) {
 		tap_ok(0, "%s %s: no such algorithm", fc->label, algo);
 		return;
 	}
-	ret = tc_sched_get(TC_COLL_ALLTOALL, a, &sh, &s, &why);
+	ret = tc_sched_get(tcoll, a, &sh, &s, &why);
 	if (ret) {
 		tap_skip("%s %s: does not build: %s", fc->label, a->name, why ? why : tc_strerror(ret));
 		return;
@@ -296,7 +306,7 @@ static void run_case(int ctl, const struct fab_case *fc, const char *algo)
 		tap_ok(0, "%s: mmap: %s", fc->label, strerror(errno));
 		goto out_destroy;
 	}
-	died = spawn_nodes(id, P, a->name, NODE_TIMEOUT_MS, -1, res, &wall);
+	died = spawn_nodes(id, P, coll, a->name, NODE_TIMEOUT_MS, -1, res, &wall);
 	for (int n = 0; n < P; n++) {
 		bad_bytes += res[n].bad_bytes;
 		for (int r = 0; r < RUNS; r++)
@@ -308,18 +318,18 @@ static void run_case(int ctl, const struct fab_case *fc, const char *algo)
 					 tc_strerror(res[n].ret), res[n].err, res[n].algo, res[n].bad_bytes);
 		}
 	}
-	tap_ok(!died && !bad_nodes, "%s %s (%s): %d x tc_alltoall m=%d on %d processes, every byte matches", fc->label,
-	       algo, a->name, RUNS, BLOCK_BYTES, P);
+	tap_ok(!died && !bad_nodes, "%s %s %s (%s): %d calls m=%d on %d processes, every byte matches", fc->label,
+	       cname, algo, a->name, RUNS, BLOCK_BYTES, P);
 	if (died || bad_nodes)
 		tap_diag("%d processes died, %d nodes failed, %ld bad bytes; first: %s", died, bad_nodes, bad_bytes,
 			 first);
-	tap_diag("%s %s: slowest node's tc_alltoall: first call %.1f ms (builds schedule and plan), second %.1f ms; "
+	tap_diag("%s %s %s: slowest node's call: first %.1f ms (builds schedule and plan), second %.1f ms; "
 		 "fork to last exit %.1f ms",
-		 fc->label, a->name, slowest[0], slowest[RUNS - 1], wall);
+		 fc->label, cname, a->name, slowest[0], slowest[RUNS - 1], wall);
 	if (!died && !bad_nodes) {
 		ret = compare_counters(ctl, id, s, &vr, first, sizeof(first));
-		tap_ok(ret == 0, "%s %s: module per-link bytes and messages equal the verifier's loads (x %d B x %d calls)",
-		       fc->label, a->name, BLOCK_BYTES, RUNS);
+		tap_ok(ret == 0, "%s %s %s: module per-link bytes and messages equal the verifier's loads (x %d B x %d calls)",
+		       fc->label, cname, a->name, BLOCK_BYTES / s->npackets, RUNS);
 		if (ret)
 			tap_diag("%d links differ%s%s", ret < 0 ? 0 : ret, ret < 0 ? " (counters ioctl failed)" : "; first: ",
 				 ret < 0 ? "" : first);
@@ -371,7 +381,7 @@ static void run_failures(int ctl)
 				goto next;
 			}
 		}
-		died = spawn_nodes(id, P, "auto", which == 0 ? 2000 : 5000, which == 0 ? 0 : -1, res, &wall);
+		died = spawn_nodes(id, P, TC_ALLTOALL, "auto", which == 0 ? 2000 : 5000, which == 0 ? 0 : -1, res, &wall);
 		for (int n = which == 0 ? 1 : 0; n < P; n++) {
 			if (res[n].ret == -ETIMEDOUT) {
 				timeouts++;
@@ -427,7 +437,8 @@ int main(void)
 			strncat(list, cases[i].seed_algo, sizeof(list) - strlen(list) - 1);
 		}
 		for (char *t = strtok_r(list, " ,", &save); t; t = strtok_r(NULL, " ,", &save))
-			run_case(ctl, &cases[i], t);
+			run_case(ctl, &cases[i], TC_ALLTOALL, t);
+		run_case(ctl, &cases[i], TC_ALLGATHER, getenv("COLL_DEV_AG_ALGO") ? getenv("COLL_DEV_AG_ALGO") : "auto");
 	}
 	run_failures(ctl);
 	close(ctl);
