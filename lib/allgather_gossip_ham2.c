@@ -18,6 +18,14 @@
  * Packet p of every node circulates on cycle p, half the cycle forward and
  * half backward.
  *
+ * With an odd side, two full Hamiltonian cycles are tried first (the paper
+ * allows any Hamiltonian decomposition, citing [3]); they are found by square
+ * swaps (hd_decompose below) and give ceil((n1*n2-1)/2) steps, the optimum,
+ * on every odd x odd torus and on many odd x even ones. Where the search
+ * fails (e.g. 4 x 5, 6 x 7) the partial cycles above are used: those take
+ * one to three steps more than Theorem 1 (a packet of an out-of-cycle PU
+ * must queue into a full stream).
+ *
  * This file also holds the engine that traces the cycles of a rule and runs
  * it (allgather_gossip.h); gossip-ham1 uses it too.
  */
@@ -706,6 +714,159 @@ static int ham2_rule(const void *ctx, int node, int in_port)
 	return ham2_phys(x, lq);
 }
 
+/*
+ * Any other 2D torus: two edge-disjoint Hamiltonian cycles found by square
+ * swaps (the paper: "one might use the scheme in [3] for the construction of
+ * two edge-disjoint Hamiltonian cycles on any two-dimensional torus"; this is
+ * not [3]'s construction, it is the classical switching argument). Start
+ * from rows (colour A) and columns (colour B); a unit square whose
+ * horizontal edges have one colour and vertical edges the other can swap
+ * them, which joins the two cycles its edges of each colour lie on. Swap
+ * while that joins cycles of both colours, else take any swap that lowers
+ * the total number of cycles; stop with one cycle per colour (success) or
+ * when no swap helps (the caller falls back to the partial cycles).
+ * Deterministic: squares are tried in row-major order.
+ */
+struct ham2_dec {
+	const struct tc_shape *sh;
+	int n1, n2;
+	unsigned char *col; /* 2 * nodes: [2u] edge u -> right, [2u+1] edge u -> down; 0 = A, 1 = B */
+	int *uf;
+};
+
+static int hd_find(int *uf, int x)
+{
+	while (uf[x] != x) {
+		uf[x] = uf[uf[x]];
+		x = uf[x];
+	}
+	return x;
+}
+
+/* Union-find of colour c into uf; returns the number of cycles of colour c. */
+static int hd_comps(const struct ham2_dec *h, int c, int *uf)
+{
+	const int n = h->n1 * h->n2;
+	int k = n;
+
+	for (int u = 0; u < n; u++)
+		uf[u] = u;
+	for (int u = 0; u < n; u++) {
+		int i = u / h->n2, j = u % h->n2;
+
+		for (int e = 0; e < 2; e++) {
+			int v = e ? ((i + 1) % h->n1) * h->n2 + j : i * h->n2 + (j + 1) % h->n2;
+			int ru, rv;
+
+			if (h->col[2 * u + e] != c)
+				continue;
+			ru = hd_find(uf, u);
+			rv = hd_find(uf, v);
+			if (ru != rv) {
+				uf[ru] = rv;
+				k--;
+			}
+		}
+	}
+	return k;
+}
+
+/* The square at (i, j): its top, bottom (horizontal) and left, right (vertical) edge slots. */
+static void hd_square(const struct ham2_dec *h, int i, int j, int e[4])
+{
+	e[0] = 2 * (i * h->n2 + j);
+	e[1] = 2 * (((i + 1) % h->n1) * h->n2 + j);
+	e[2] = 2 * (i * h->n2 + j) + 1;
+	e[3] = 2 * (i * h->n2 + (j + 1) % h->n2) + 1;
+}
+
+static int hd_alternating(const struct ham2_dec *h, const int e[4])
+{
+	return h->col[e[0]] == h->col[e[1]] && h->col[e[2]] == h->col[e[3]] && h->col[e[0]] != h->col[e[2]];
+}
+
+static void hd_swap(struct ham2_dec *h, const int e[4])
+{
+	for (int k = 0; k < 4; k++)
+		h->col[e[k]] ^= 1;
+}
+
+static int hd_decompose(struct ham2_dec *h)
+{
+	const int n = h->n1 * h->n2;
+	int *ufb = h->uf + n;
+
+	for (int u = 0; u < n; u++) {
+		h->col[2 * u] = 0;
+		h->col[2 * u + 1] = 1;
+	}
+	for (int iter = 0; iter < 4 * n; iter++) {
+		int na = hd_comps(h, 0, h->uf), nb = hd_comps(h, 1, ufb), any = 0, done = 0;
+
+		if (na == 1 && nb == 1)
+			return 0;
+		for (int i = 0; i < h->n1 && !done; i++) {
+			for (int j = 0; j < h->n2 && !done; j++) {
+				int e[4], hu, hv, vu, vv, *ufh, *ufv, mh, mv;
+
+				hd_square(h, i, j, e);
+				if (!hd_alternating(h, e))
+					continue;
+				ufh = h->col[e[0]] ? ufb : h->uf;
+				ufv = h->col[e[2]] ? ufb : h->uf;
+				hu = i * h->n2 + j;
+				hv = ((i + 1) % h->n1) * h->n2 + j;
+				vu = i * h->n2 + j;
+				vv = i * h->n2 + (j + 1) % h->n2;
+				mh = hd_find(ufh, hu) != hd_find(ufh, hv);
+				mv = hd_find(ufv, vu) != hd_find(ufv, vv);
+				if (mh && mv) {
+					hd_swap(h, e);
+					done = 1;
+				}
+				any |= mh || mv;
+			}
+		}
+		if (done)
+			continue;
+		if (!any)
+			return -EOPNOTSUPP;
+		for (int i = 0; i < h->n1 && !done; i++) {
+			for (int j = 0; j < h->n2 && !done; j++) {
+				int e[4];
+
+				hd_square(h, i, j, e);
+				if (!hd_alternating(h, e))
+					continue;
+				hd_swap(h, e);
+				if (hd_comps(h, 0, h->uf) + hd_comps(h, 1, ufb) < na + nb)
+					done = 1;
+				else
+					hd_swap(h, e);
+			}
+		}
+		if (!done)
+			return -EOPNOTSUPP;
+	}
+	return -EOPNOTSUPP;
+}
+
+/* The rule of a decomposition: leave by the other port of the in-port's colour. */
+static int ham2_dec_rule(const void *ctx, int node, int in_port)
+{
+	const struct ham2_dec *h = ctx;
+	int i = node / h->n2, j = node % h->n2, c[4];
+
+	c[0] = h->col[2 * node + 1];					/* down: edge (i,j)-(i+1,j) */
+	c[1] = h->col[2 * (((i - 1 + h->n1) % h->n1) * h->n2 + j) + 1];	/* up: edge (i-1,j)-(i,j) */
+	c[2] = h->col[2 * node];					/* right: edge (i,j)-(i,j+1) */
+	c[3] = h->col[2 * (i * h->n2 + (j - 1 + h->n2) % h->n2)];	/* left: edge (i,j-1)-(i,j) */
+	for (int q = 0; q < 4; q++)
+		if (q != in_port && c[q] == c[in_port])
+			return q;
+	return -1;
+}
+
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
 	struct ham2_ctx x = { .sh = shape };
@@ -730,6 +891,32 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "gossip-ham2: each side must be at least 3";
 		return -EOPNOTSUPP;
 	}
+	if ((shape->dims[0] & 1) || (shape->dims[1] & 1)) {
+		struct ham2_dec h = { .sh = shape, .n1 = shape->dims[0], .n2 = shape->dims[1] };
+		int err;
+
+		h.col = malloc(2 * (size_t)shape->nodes);
+		h.uf = malloc(2 * (size_t)shape->nodes * sizeof(int));
+		if (!h.col || !h.uf) {
+			free(h.col);
+			free(h.uf);
+			return -ENOMEM;
+		}
+		err = hd_decompose(&h);
+		if (!err) {
+			spec.cite = "002 Sec. 2, Theorem 1 with two Hamiltonian cycles from a square-swap decomposition (odd side)";
+			spec.rule = ham2_dec_rule;
+			spec.ctx = &h;
+			err = __tc_gossip_build(shape, &spec, out, why, NULL);
+		}
+		free(h.col);
+		free(h.uf);
+		if (err != -EOPNOTSUPP)
+			return err;
+		spec.cite = "002 Sec. 2, Theorem 1 (zigzag partial cycles, out-of-cycle PUs, 2 packets)";
+		spec.rule = ham2_rule;
+		spec.ctx = &x;
+	}
 	if (!(shape->dims[0] & 1)) {
 		x.rowdim = 0;
 		x.coldim = 1;
@@ -737,7 +924,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		x.rowdim = 1;	/* odd n1, even n2: the transposed torus */
 		x.coldim = 0;
 	} else {
-		*why = "gossip-ham2: both sides odd is not implemented (one side must be even)";
+		*why = "gossip-ham2: both sides odd and no Hamiltonian decomposition found by square swaps";
 		return -EOPNOTSUPP;
 	}
 	x.n1 = shape->dims[x.rowdim];
