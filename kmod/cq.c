@@ -131,7 +131,8 @@ int torus_cq_wait(struct torus_node *n, struct torus_cq_wait *w)
 	struct torus_cqe buf[TORUS_CQ_REAP_CHUNK];
 	struct torus_cq *cq = &n->cq;
 	u8 __user *out = u64_to_user_ptr(w->entries);
-	u32 got = 0, k, i;
+	u32 got = 0, done, k, i;
+	bool fault = false;
 	long r;
 	int ret = 0;
 
@@ -148,28 +149,41 @@ int torus_cq_wait(struct torus_node *n, struct torus_cq_wait *w)
 		if (r == -ERESTARTSYS)
 			ret = -EINTR;
 	}
-	while (got < w->max_entries) {
+	/*
+	 * Entries are copied out before they leave the ring, so a bad pointer
+	 * loses nothing: EFAULT if the first chunk faults, else the count so far.
+	 */
+	mutex_lock(&cq->reap_lock);
+	while (got < w->max_entries && !fault) {
 		spin_lock(&cq->lock);
 		k = min3(cq->count, (u32)TORUS_CQ_REAP_CHUNK, w->max_entries - got);
-		for (i = 0; i < k; i++) {
-			buf[i] = cq->ring[cq->head];
-			cq->head = (cq->head + 1) % cq->depth;
-			if (buf[i].t_end_ns > n->clock_ns)
-				n->clock_ns = buf[i].t_end_ns;
-		}
-		cq->count -= k;
+		for (i = 0; i < k; i++)
+			buf[i] = cq->ring[(cq->head + i) % cq->depth];
 		spin_unlock(&cq->lock);
 		if (!k)
 			break;
-		for (i = 0; i < k; i++, got++) {
-			u8 __user *dst = out + (u64)got * w->entry_size;
+		for (done = 0; done < k; done++) {
+			u8 __user *dst = out + (u64)(got + done) * w->entry_size;
 
-			if (copy_to_user(dst, &buf[i], sizeof(buf[i])) ||
-			    (w->entry_size > sizeof(buf[i]) &&
-			     clear_user(dst + sizeof(buf[i]), w->entry_size - sizeof(buf[i]))))
-				return -EFAULT;
+			if (copy_to_user(dst, &buf[done], sizeof(buf[done])) ||
+			    (w->entry_size > sizeof(buf[done]) &&
+			     clear_user(dst + sizeof(buf[done]), w->entry_size - sizeof(buf[done])))) {
+				fault = true;
+				break;
+			}
 		}
+		spin_lock(&cq->lock);
+		cq->head = (cq->head + done) % cq->depth;
+		cq->count -= done;
+		for (i = 0; i < done; i++)
+			if (buf[i].t_end_ns > n->clock_ns)
+				n->clock_ns = buf[i].t_end_ns;
+		spin_unlock(&cq->lock);
+		got += done;
 	}
+	mutex_unlock(&cq->reap_lock);
+	if (fault && !got)
+		return -EFAULT;
 	w->count = got;
 	if (!ret && got < w->min_entries)
 		ret = -ETIMEDOUT;

@@ -106,6 +106,7 @@ struct torus_port {
 };
 
 struct torus_cq {
+	struct mutex reap_lock;		/* one reaper at a time: entries leave only once copied out */
 	spinlock_t lock;		/* protects the fields below and node->cnt, node->clock_ns */
 	wait_queue_head_t wq;		/* CQ_WAIT sleepers, poll, close drain */
 	struct torus_cqe *ring;
