@@ -85,9 +85,14 @@ int tc_ap_init(struct tc_ap *ap, struct tc_sched *s);
 int tc_ap_hold(struct tc_ap *ap, int node, int32_t a, int32_t b);
 /* One phase: stride[d] > 0 for the dimensions that run AR (L = dims/stride
  * even), 0 for the others; the ring of dimension d runs its L/2 steps from
- * the phase's step start[d] (start NULL: all from the first). Returns the
- * number of steps it added or -errno. */
-int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, tc_ap_dim_fn fn, void *ctx);
+ * the phase's step start[d] (start NULL: all from the first). Bit d of split
+ * (L = 0 mod 4 only): the antipodes alternate between the primary and the
+ * secondary direction, and Stage 3 takes one step more (L/2 + 1 in all).
+ * Bit d of swap: Stage 3 runs before Stage 2 (a node still uses one link
+ * per direction per step; the step that carries only antipodes comes last).
+ * Returns the number of steps it added or -errno. */
+int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, unsigned int split, unsigned int swap,
+		tc_ap_dim_fn fn, void *ctx);
 /* 0 when every node holds exactly the blocks addressed to it, else -EPROTO. */
 int tc_ap_check_done(const struct tc_ap *ap);
 void tc_ap_free(struct tc_ap *ap);

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@
 
 #define KD_MAX_ORDERS (2 * TC_MAX_DIMS)
 #define KD_MAX_JUMPS 130 /* rings up to 254 nodes: at most 64 sub-ring jumps */
+#define KD_MAX_STEPS 128
 
 struct kd {
 	const struct tc_shape *sh;
@@ -40,7 +42,10 @@ struct kd {
 	int32_t *bundle;
 	int64_t *phase_cost; /* per phase: sum over steps of the largest message */
 	int start[TC_MAX_DIMS][TC_MAX_DIMS]; /* per phase, dimension: first step of its ring */
-	int64_t sz[TC_MAX_DIMS][TC_MAX_DIMS][128]; /* per phase, dimension: AR step sizes (cache) */
+	unsigned int split[TC_MAX_DIMS]; /* per phase: rings whose antipodes are split */
+	unsigned int swap[TC_MAX_DIMS];	 /* per phase: rings that run Stage 3 first */
+	/* per phase, dimension, variant (swap*2 + split): AR step sizes */
+	int64_t sz[TC_MAX_DIMS][TC_MAX_DIMS][4][KD_MAX_STEPS];
 	uint8_t dirty[TC_MAX_DIMS][TC_MAX_DIMS];
 	int maxL;
 	/* engine callback state */
@@ -59,10 +64,10 @@ static int32_t *kd_bundle(struct kd *g, int i, int d)
  * L/2 steps over both node parities and both directions, into out[].
  * Mirrors tc_ap_phase() (alltoall_ar.c), ties included.
  */
-static void ar_sizes(int L, const int32_t *b, int64_t *out)
+static void ar_sizes(int L, const int32_t *b, int split, int swap, int64_t *out)
 {
 	int64_t s1[2][2] = { { 0 } }, launch[2][2][KD_MAX_JUMPS];
-	int h = L / 2, q2 = L / 4;
+	int h = L / 2, len = h + split, n2 = swap ? len - 1 - L / 4 : L / 4;
 
 	memset(launch, 0, sizeof(launch));
 	for (int par = 0; par < 2; par++) {
@@ -76,9 +81,12 @@ static void ar_sizes(int L, const int32_t *b, int64_t *out)
 				continue;
 			if (e == h) {
 				if (L % 4 == 0) {
+					/* split: the first, third, ... go primary */
 					parts[0][0] = prim * h;
-					parts[0][1] = cnt;
-					np = 1;
+					parts[0][1] = split ? (cnt + 1) / 2 : cnt;
+					parts[1][0] = -prim * h;
+					parts[1][1] = split ? cnt / 2 : 0;
+					np = 2;
 				} else {
 					/* default direction gets the odd one out */
 					parts[0][0] = par ? h : -h;
@@ -110,7 +118,7 @@ static void ar_sizes(int L, const int32_t *b, int64_t *out)
 			}
 		}
 	}
-	for (int t = 0; t < h; t++)
+	for (int t = 0; t < len; t++)
 		out[t] = 0;
 	for (int par = 0; par < 2; par++) {
 		for (int dir = 0; dir < 2; dir++)
@@ -123,8 +131,8 @@ static void ar_sizes(int L, const int32_t *b, int64_t *out)
 				int t;
 
 				tail += launch[par][dir][j];
-				t = dir == 0 ? j : q2 + j;
-				if (t < h && tail > out[t])
+				t = (dir == 0) != swap ? j : n2 + j;
+				if (t < len && tail > out[t])
 					out[t] = tail;
 			}
 		}
@@ -139,47 +147,56 @@ static void ar_sizes(int L, const int32_t *b, int64_t *out)
  */
 static int64_t kd_phase_cost(struct kd *g, int i)
 {
-	int64_t (*sz)[128] = g->sz[i], best = -1;
-	int H = g->maxL / 2, opts[TC_MAX_DIMS], start[TC_MAX_DIMS], ncomb = 1, full = 1;
+	int H = g->maxL / 2, nopt[TC_MAX_DIMS], opt[TC_MAX_DIMS][8], ncomb = 1;
+	int64_t best = -1;
 
+	/* Options per dimension: (swap, split, start), encoded o = (swap*2 + split) * KD_MAX_STEPS + start. */
 	for (int d = 0; d < g->k; d++) {
-		if (g->dirty[i][d])
-			ar_sizes(g->sh->dims[d], kd_bundle(g, i, d), sz[d]);
+		int h = g->sh->dims[d] / 2;
+
+		nopt[d] = 0;
+		for (int v = 0; v < 4; v++) {
+			int sp = v & 1, len = h + sp;
+
+			if (sp && (g->sh->dims[d] % 4 || len > H))
+				continue;
+			if (g->dirty[i][d])
+				ar_sizes(g->sh->dims[d], kd_bundle(g, i, d), sp, v >> 1, g->sz[i][d][v]);
+			opt[d][nopt[d]++] = v * KD_MAX_STEPS;
+			if (len < H)
+				opt[d][nopt[d]++] = v * KD_MAX_STEPS + H - len;
+		}
 		g->dirty[i][d] = 0;
-		opts[d] = H - g->sh->dims[d] / 2 + 1;
-		ncomb *= opts[d];
-		if (ncomb > 64)
-			full = 0;
+		ncomb *= nopt[d];
 	}
-	if (!full)
-		for (int d = 0, c = 1; d < g->k; d++, ncomb = c)
-			c *= opts[d] > 1 ? 2 : 1;
 	for (int comb = 0; comb < ncomb; comb++) {
 		int64_t cost = 0;
-		int x = comb;
+		int x = comb, o[TC_MAX_DIMS];
 
 		for (int d = 0; d < g->k; d++) {
-			int n = full ? opts[d] : (opts[d] > 1 ? 2 : 1);
-
-			start[d] = x % n;
-			if (!full && start[d])
-				start[d] = opts[d] - 1;
-			x /= n;
+			o[d] = opt[d][x % nopt[d]];
+			x /= nopt[d];
 		}
 		for (int t = 0; t < H; t++) {
 			int64_t m = 0;
 
 			for (int d = 0; d < g->k; d++) {
-				int tt = t - start[d];
+				int v = o[d] / KD_MAX_STEPS, tt = t - o[d] % KD_MAX_STEPS;
 
-				if (tt >= 0 && tt < g->sh->dims[d] / 2 && sz[d][tt] > m)
-					m = sz[d][tt];
+				if (tt >= 0 && tt < g->sh->dims[d] / 2 + (v & 1) && g->sz[i][d][v][tt] > m)
+					m = g->sz[i][d][v][tt];
 			}
 			cost += m;
 		}
 		if (best < 0 || cost < best) {
 			best = cost;
-			memcpy(g->start[i], start, sizeof(start));
+			g->split[i] = 0;
+			g->swap[i] = 0;
+			for (int d = 0; d < g->k; d++) {
+				g->start[i][d] = o[d] % KD_MAX_STEPS;
+				g->split[i] |= (unsigned int)(o[d] / KD_MAX_STEPS & 1) << d;
+				g->swap[i] |= (unsigned int)(o[d] / KD_MAX_STEPS >> 1) << d;
+			}
 		}
 	}
 	return best;
@@ -392,6 +409,20 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	bound = (int64_t)g.maxL * shape->nodes / 8;
 	kd_choose(&g, bound);
 	kd_total(&g); /* g.start for the chosen orders */
+	if (getenv("TC_KD_DEBUG"))
+		for (int i = 0; i < g.k; i++) {
+			fprintf(stderr, "phase %d cost %lld split %x start", i, (long long)g.phase_cost[i], g.split[i]);
+			for (int d = 0; d < g.k; d++)
+				fprintf(stderr, " %d", g.start[i][d]);
+			for (int d = 0; d < g.k; d++) {
+				int sp = (g.split[i] >> d) & 1, v = ((g.swap[i] >> d) & 1) * 2 + sp;
+
+				fprintf(stderr, "\n  dim %d (swap %d):", d, v >> 1);
+				for (int t = 0; t < g.sh->dims[d] / 2 + sp; t++)
+					fprintf(stderr, " %lld", (long long)g.sz[i][d][v][t]);
+			}
+			fprintf(stderr, "\n");
+		}
 
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "allport-kd",
 			 "000 Sec. III (AR) per dimension, k phases (000 Sec. VI future work; architecture.md)",
@@ -409,7 +440,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			if (t != o)
 				err = tc_ap_hold(&ap, o, o, t);
 	for (g.phase = 0; g.phase < g.k && err >= 0; g.phase++)
-		err = tc_ap_phase(&ap, stride, g.start[g.phase], kd_dim, &g);
+		err = tc_ap_phase(&ap, stride, g.start[g.phase], g.split[g.phase], g.swap[g.phase], kd_dim, &g);
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);

@@ -139,10 +139,11 @@ static int ap_emit(struct tc_ap *ap, int node, int d, int g, int hops, struct tc
 	return 0;
 }
 
-int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, tc_ap_dim_fn fn, void *ctx)
+int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, unsigned int split, unsigned int swap,
+		 tc_ap_dim_fn fn, void *ctx)
 {
 	const int nd = ap->ndims;
-	int L[TC_MAX_DIMS], first[TC_MAX_DIMS], steps = 0, err;
+	int L[TC_MAX_DIMS], first[TC_MAX_DIMS], len[TC_MAX_DIMS], n2[TC_MAX_DIMS], steps = 0, err;
 
 	for (int d = 0; d < nd; d++) {
 		L[d] = 0;
@@ -153,10 +154,14 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, tc_ap_dim
 			return -EINVAL;
 		L[d] = ap->sh->dims[d] / stride[d];
 		first[d] = start ? start[d] : 0;
-		if (first[d] < 0)
+		if (first[d] < 0 || ((split >> d) & 1 && L[d] % 4))
 			return -EINVAL;
-		if (first[d] + L[d] / 2 > steps)
-			steps = first[d] + L[d] / 2;
+		/* split ties: Stage 3 carries half the antipodes, one step more */
+		len[d] = L[d] / 2 + ((split >> d) & 1);
+		/* steps of the first relay stage: the primary one, or the secondary when swapped */
+		n2[d] = (swap >> d) & 1 ? len[d] - 1 - L[d] / 4 : L[d] / 4;
+		if (first[d] + len[d] > steps)
+			steps = first[d] + len[d];
 	}
 
 	/* Sort what every node holds into Stage 1 lists (or keep it). */
@@ -202,7 +207,7 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, tc_ap_dim
 				int g = stride[d], tt = t - first[d], par, prim;
 				struct tc_ap_vec *v;
 
-				if (!g || tt < 0 || tt >= L[d] / 2)
+				if (!g || tt < 0 || tt >= len[d])
 					continue;
 				par = ap_parity(ap, n, d, g);
 				prim = par ? -1 : 1;
@@ -215,8 +220,10 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, tc_ap_dim
 						struct tc_ap_item it = v->v[i];
 
 						/* L = 2 mod 4: a bundle of ties alternates, the odd one out by parity. */
-						if (2 * it.e == L[d])
-							it.e = (L[d] % 4 == 0) ? prim * it.e : ((par ^ (ties++ & 1)) ? it.e : -it.e);
+						if (2 * it.e == L[d] && L[d] % 4 == 0)
+							it.e = ((split >> d) & 1 && (ties++ & 1)) ? -prim * it.e : prim * it.e;
+						else if (2 * it.e == L[d])
+							it.e = (par ^ (ties++ & 1)) ? it.e : -it.e;
 						if (it.e & 1)
 							err = vec_push(&ap->out[it.e > 0 ? 0 : 1], it.a, it.b, it.e);
 						else
@@ -229,7 +236,7 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, tc_ap_dim
 					err = ap_emit(ap, n, d, g, 1, &ap->out[0], -1);
 					if (!err)
 						err = ap_emit(ap, n, d, g, -1, &ap->out[1], -1);
-				} else if (tt <= L[d] / 4) {
+				} else if ((tt <= n2[d]) != ((swap >> d) & 1)) {
 					/* Stage 2: primary direction, arrivals wait in AP_INC. */
 					err = ap_emit(ap, n, d, g, 2 * prim, ap_list(ap, n, d, AP_PRI), AP_INC);
 				} else {
@@ -246,9 +253,9 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, tc_ap_dim
 				struct tc_ap_vec tmp, *act, *inc;
 				int tt = t - first[d];
 
-				if (!stride[d] || tt < 1 || tt >= L[d] / 2)
+				if (!stride[d] || tt < 1 || tt >= len[d])
 					continue;
-				act = ap_list(ap, n, d, tt <= L[d] / 4 ? AP_PRI : AP_SEC);
+				act = ap_list(ap, n, d, (tt <= n2[d]) != ((swap >> d) & 1) ? AP_PRI : AP_SEC);
 				inc = ap_list(ap, n, d, AP_INC);
 				tmp = *act;
 				*act = *inc;
@@ -325,7 +332,7 @@ int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const 
 			if (t != n)
 				err = tc_ap_hold(&ap, n, n, t);
 	if (!err)
-		err = tc_ap_phase(&ap, stride, NULL, ar_dim0, NULL);
+		err = tc_ap_phase(&ap, stride, NULL, 0, 0, ar_dim0, NULL);
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);

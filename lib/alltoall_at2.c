@@ -198,7 +198,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	ctx.ap = &ap;
 	err = at2_phase1(&ap, shape);
 	for (ctx.phase = 0; ctx.phase < 2 && err >= 0; ctx.phase++)
-		err = tc_ap_phase(&ap, stride, NULL, at2_dim, &ctx);
+		err = tc_ap_phase(&ap, stride, NULL, 0, 0, at2_dim, &ctx);
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);
