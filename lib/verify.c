@@ -242,42 +242,52 @@ static int check_links(struct vstate *v)
 	return 0;
 }
 
-#define INFLIGHT 0x80000000u
+/*
+ * Alltoall state per block {o,d}, one cache line access per block move:
+ * node holding it, and a tag = (step it arrived there + 1) in the low 24 bits
+ * (0: never moved; steps beyond 2^24-1 are refused up front) and the hops it
+ * has travelled (SHORTEST) in the high 8.
+ */
+struct a2a_state {
+	uint32_t node;
+	uint32_t tag;
+};
 
-/* Alltoall: holder[o*N+d] = node holding block {o,d}; INFLIGHT|dst while sent this step. */
+#define TAG_STEP(t) ((t) & 0xffffffu)
+#define TAG_HOPS(t) ((t) >> 24)
+
 static int check_alltoall(struct vstate *v)
 {
 	const struct tc_sched *s = v->s;
 	const struct tc_shape *sh = &s->shape;
 	const size_t N = sh->nodes;
 	int shortest = !!(s->claims & TC_CLAIM_SHORTEST);
-	uint32_t *holder;
-	uint8_t *hops = NULL;
+	struct a2a_state *bs;
 
-	holder = malloc(N * N * sizeof(*holder));
-	if (shortest)
-		hops = calloc(N * N, 1);
-	if (!holder || (shortest && !hops)) {
-		free(holder);
-		free(hops);
+	if (s->nsteps >= 0xffffffu)
+		return -EOVERFLOW;
+	bs = malloc(N * N * sizeof(*bs));
+	if (!bs)
 		return -ENOMEM;
-	}
 	for (size_t o = 0; o < N; o++)
-		for (size_t d = 0; d < N; d++)
-			holder[o * N + d] = (uint32_t)o;
+		for (size_t d = 0; d < N; d++) {
+			bs[o * N + d].node = (uint32_t)o;
+			bs[o * N + d].tag = 0;
+		}
 
 	for (uint32_t st = 0; st < s->nsteps && !v->data_failed; st++) {
 		uint32_t first = s->step_first[st], last = s->step_first[st + 1];
 
-		/* Sends read the state at the start of the step. */
+		/* A block may only be sent by its holder at the start of the step. */
 		for (uint32_t i = first; i < last && !v->data_failed; i++) {
 			const struct tc_msg *m = &s->msgs[i];
 			int len = shortest ? route_len(sh, m) : 0;
 
 			for (uint32_t k = 0; k < m->nblk; k++) {
 				const struct tc_blk *b = &s->blks[m->blk_off + k];
-				size_t id = (size_t)b->a * N + b->b;
-				uint32_t h = holder[id];
+				struct a2a_state *e = &bs[(size_t)b->a * N + b->b];
+				int moved_now = TAG_STEP(e->tag) == st + 1;
+				uint32_t hops = TAG_HOPS(e->tag);
 
 				if (b->a == b->b) {
 					violation(v, st, "step %u: message %d -> %d carries block {%d,%d}, which never moves",
@@ -285,21 +295,21 @@ static int check_alltoall(struct vstate *v)
 					v->data_failed = 1;
 					break;
 				}
-				if (h == (INFLIGHT | (uint32_t)m->src)) {
+				if (moved_now && e->node == (uint32_t)m->src) {
 					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent in the step node %d receives it",
 						  st, m->src, m->dst, b->a, b->b, m->src);
 					v->data_failed = 1;
 					break;
 				}
-				if (h & INFLIGHT) {
+				if (moved_now) {
 					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent twice in one step (already on its way to node %u)",
-						  st, m->src, m->dst, b->a, b->b, h & ~INFLIGHT);
+						  st, m->src, m->dst, b->a, b->b, e->node);
 					v->data_failed = 1;
 					break;
 				}
-				if (h != (uint32_t)m->src) {
+				if (e->node != (uint32_t)m->src) {
 					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent but held by node %u at the start of the step",
-						  st, m->src, m->dst, b->a, b->b, h);
+						  st, m->src, m->dst, b->a, b->b, e->node);
 					v->data_failed = 1;
 					break;
 				}
@@ -310,41 +320,28 @@ static int check_alltoall(struct vstate *v)
 					break;
 				}
 				if (shortest) {
-					int done = hops[id] + len;
-
-					if (done + node_dist(sh, &v->dt, m->dst, b->b) != node_dist(sh, &v->dt, b->a, b->b)) {
+					hops += len;
+					if (hops + node_dist(sh, &v->dt, m->dst, b->b) != (uint32_t)node_dist(sh, &v->dt, b->a, b->b)) {
 						violation(v, st, "step %u: message %d -> %d: block {%d,%d} leaves a shortest path (SHORTEST claimed)",
 							  st, m->src, m->dst, b->a, b->b);
 						v->data_failed = 1;
 						break;
 					}
-					hops[id] = (uint8_t)done;
 				}
-				holder[id] = INFLIGHT | (uint32_t)m->dst;
-			}
-		}
-		/* Receives land. */
-		for (uint32_t i = first; i < last; i++) {
-			const struct tc_msg *m = &s->msgs[i];
-
-			for (uint32_t k = 0; k < m->nblk; k++) {
-				const struct tc_blk *b = &s->blks[m->blk_off + k];
-				size_t id = (size_t)b->a * N + b->b;
-
-				holder[id] &= ~INFLIGHT;
+				e->node = (uint32_t)m->dst;
+				e->tag = (st + 1) | hops << 24;
 			}
 		}
 	}
 	for (size_t o = 0; o < N && !v->data_failed; o++)
 		for (size_t d = 0; d < N; d++)
-			if (holder[o * N + d] != d && o != d) {
+			if (bs[o * N + d].node != d && o != d) {
 				violation(v, UINT32_MAX, "end: block {%zu,%zu} is at node %u, not at its destination", o, d,
-					  holder[o * N + d]);
+					  bs[o * N + d].node);
 				v->data_failed = 1;
 				break;
 			}
-	free(holder);
-	free(hops);
+	free(bs);
 	return 0;
 }
 
