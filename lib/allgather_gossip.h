@@ -42,4 +42,7 @@ struct tc_gossip_info {
 int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_sched **out,
 		      const char **why, struct tc_gossip_info *info);
 
+/* gossip-ham2 with the paper's partial cycles for one odd side (tests). */
+int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out, const char **why);
+
 #endif /* TC_ALLGATHER_GOSSIP_H */

@@ -723,9 +723,10 @@ static int ham2_rule(const void *ctx, int node, int in_port)
  * horizontal edges have one colour and vertical edges the other can swap
  * them, which joins the two cycles its edges of each colour lie on. Swap
  * while that joins cycles of both colours, else take any swap that lowers
- * the total number of cycles; stop with one cycle per colour (success) or
- * when no swap helps (the caller falls back to the partial cycles).
- * Deterministic: squares are tried in row-major order.
+ * the total number of cycles; when none does, continue with a seeded random
+ * walk (hd_search). Stop with one cycle per colour, or give up after 64
+ * moves per node (the caller falls back to the partial cycles).
+ * Deterministic: squares in row-major order, a fixed seed.
  */
 struct ham2_dec {
 	const struct tc_shape *sh;
@@ -791,6 +792,71 @@ static void hd_swap(struct ham2_dec *h, const int e[4])
 		h->col[e[k]] ^= 1;
 }
 
+static uint32_t hd_rand(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+/*
+ * When no swap lowers the count: a seeded random walk over swaps. Try the
+ * alternating squares in a shuffled order and take the first that lowers the
+ * number of cycles; if none does, swap a random one. The seed is fixed, so
+ * the result is the same on every run.
+ */
+static int hd_search(struct ham2_dec *h)
+{
+	const int n = h->n1 * h->n2;
+	int *ufb = h->uf + n, *sq = malloc(n * sizeof(int)), err = -EOPNOTSUPP;
+	uint32_t seed = 0x9e3779b9u;
+
+	if (!sq)
+		return -ENOMEM;
+	for (int iter = 0; iter < 64 * n; iter++) {
+		int cur = hd_comps(h, 0, h->uf) + hd_comps(h, 1, ufb), nsq = 0, done = 0;
+
+		if (cur == 2) {
+			err = 0;
+			break;
+		}
+		for (int u = 0; u < n; u++) {
+			int e[4];
+
+			hd_square(h, u / h->n2, u % h->n2, e);
+			if (hd_alternating(h, e))
+				sq[nsq++] = u;
+		}
+		if (!nsq)
+			break;
+		for (int k = nsq - 1; k > 0; k--) {
+			int r = (int)(hd_rand(&seed) % (uint32_t)(k + 1)), t = sq[k];
+
+			sq[k] = sq[r];
+			sq[r] = t;
+		}
+		for (int k = 0; k < nsq && !done; k++) {
+			int e[4];
+
+			hd_square(h, sq[k] / h->n2, sq[k] % h->n2, e);
+			hd_swap(h, e);
+			if (hd_comps(h, 0, h->uf) + hd_comps(h, 1, ufb) < cur)
+				done = 1;
+			else
+				hd_swap(h, e);
+		}
+		if (!done) {
+			int e[4], u = sq[hd_rand(&seed) % (uint32_t)nsq];
+
+			hd_square(h, u / h->n2, u % h->n2, e);
+			hd_swap(h, e);
+		}
+	}
+	free(sq);
+	return err;
+}
+
 static int hd_decompose(struct ham2_dec *h)
 {
 	const int n = h->n1 * h->n2;
@@ -830,7 +896,7 @@ static int hd_decompose(struct ham2_dec *h)
 		if (done)
 			continue;
 		if (!any)
-			return -EOPNOTSUPP;
+			break;
 		for (int i = 0; i < h->n1 && !done; i++) {
 			for (int j = 0; j < h->n2 && !done; j++) {
 				int e[4];
@@ -846,9 +912,9 @@ static int hd_decompose(struct ham2_dec *h)
 			}
 		}
 		if (!done)
-			return -EOPNOTSUPP;
+			break;
 	}
-	return -EOPNOTSUPP;
+	return hd_search(h);
 }
 
 /* The rule of a decomposition: leave by the other port of the in-port's colour. */
@@ -927,6 +993,31 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "gossip-ham2: both sides odd and no Hamiltonian decomposition found by square swaps";
 		return -EOPNOTSUPP;
 	}
+	x.n1 = shape->dims[x.rowdim];
+	x.n2 = shape->dims[x.coldim];
+	return __tc_gossip_build(shape, &spec, out, why, NULL);
+}
+
+/* The paper's own construction for one odd side, kept reachable for tests. */
+int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	struct ham2_ctx x = { .sh = shape };
+	struct tc_gossip_spec spec = {
+		.algo = "gossip-ham2",
+		.cite = "002 Sec. 2, Theorem 1 (zigzag partial cycles, out-of-cycle PUs, 2 packets)",
+		.npackets = 2,
+		.want_cycles = 2,
+		.rule = ham2_rule,
+		.ctx = &x,
+	};
+
+	if (shape->ndims != 2 || shape->wrap_mask != 3u || shape->dims[0] < 3 || shape->dims[1] < 3 ||
+	    ((shape->dims[0] & 1) && (shape->dims[1] & 1))) {
+		*why = "gossip-ham2 partial cycles: needs a 2D torus with an even side, sides >= 3";
+		return -EOPNOTSUPP;
+	}
+	x.rowdim = shape->dims[0] & 1;
+	x.coldim = !x.rowdim;
 	x.n1 = shape->dims[x.rowdim];
 	x.n2 = shape->dims[x.coldim];
 	return __tc_gossip_build(shape, &spec, out, why, NULL);
