@@ -297,6 +297,17 @@ TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct t
 	if (!cs->have_last)
 		return tc_err(-ENODATA, "tc_coll_last: no %s has run on this communicator", tc_coll_names[coll]);
 	full = cs->last;
+	{
+		struct tc_cost c;
+
+		if (!tc_exec_cost(cs->last_sched, &c)) {
+			full.steps = c.steps;
+			full.transmission_blocks = c.transmission_blocks;
+			full.lower_bound_blocks = c.lower_bound_blocks;
+		} else {
+			full.steps = cs->last_sched->nsteps;
+		}
+	}
 	full.size = size < sizeof(full) ? size : sizeof(full);
 	memcpy(info, &full, full.size);
 	if (size > sizeof(full))

@@ -27,6 +27,7 @@ struct tc_coll_state {
 	const struct tc_algo *forced; /* NULL = the library's choice */
 	int have_last;
 	struct tc_coll_info last; /* last.why: why the forced algorithm did not run */
+	const struct tc_sched *last_sched; /* its cost is priced when tc_coll_last asks */
 };
 
 struct tc_comm {
@@ -55,6 +56,8 @@ __attribute__((format(printf, 2, 3))) int tc_err(int err, const char *fmt, ...);
 
 /* exec.c */
 void tc_exec_free_plans(struct tc_comm *comm);
+/* The cost model's figures for a schedule, priced once per process. */
+int tc_exec_cost(const struct tc_sched *s, struct tc_cost *out);
 /* Run tc_alltoall/tc_allgather on the calling thread, bypassing the queue (request.c's progress thread). */
 int tc_exec_coll(struct tc_comm *comm, enum tc_coll_id id, const void *sendbuf, void *recvbuf, size_t m);
 

@@ -10,14 +10,20 @@
  * arrival port is computed from the route, as a router would, so a wrong
  * port in a receive never matches and shows up as a timeout.
  *
- * One fabric-wide mutex protects every mailbox, record and counter; each
- * node has its own condition variable to sleep on. Records of posted
- * transfers live in per-node arrays that are reused once a node has reaped
- * all its completions, so a collective allocates only while the arrays grow
- * to their largest step.
+ * Locking: each node's mutex protects its mailbox (unmatched sends addressed
+ * to it), its records and counters. A match is claimed under the mailbox
+ * owner's mutex (never two mutexes at once); the bytes are then copied with no
+ * lock held, and each side's record is completed under its own mutex. Both
+ * nodes count the copy in flight (busy, atomic, raised under the claiming
+ * mutex), so a node that cancels after a timeout waits until no peer is still
+ * copying into or out of its buffer. Records of posted transfers live in
+ * per-node arrays that grow only at the start of a post and are reused once a
+ * node has reaped all its completions; the executor waits for every
+ * completion before its next post, so the arrays do not move under a copy.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +39,7 @@ struct tc_sim_rec {
 	uint8_t done;
 	uint8_t port;	/* arrival port at the receiver */
 	uint8_t first;	/* send: first-hop port (for reports) */
+	uint8_t claimed; /* matched (a copy is in flight or done) or withdrawn */
 	int32_t peer;	/* send: destination; recv: source */
 	int32_t status;
 	uint32_t seg0, nsegs; /* into the owner's seg pool */
@@ -46,8 +53,10 @@ struct tc_sim_ref {
 };
 
 struct tc_sim_node {
+	pthread_mutex_t mu;
 	pthread_cond_t cond;
-	/* everything below: protected by tc_sim.lock */
+	atomic_uint busy; /* copies in flight touching this node's records */
+	/* everything below: protected by mu */
 	int bound;
 	char *buf;
 	size_t buf_bytes;
@@ -63,7 +72,7 @@ struct tc_sim_node {
 
 struct tc_sim {
 	struct tc_shape shape;
-	pthread_mutex_t lock; /* protects all nodes' mailboxes, records and buffers */
+	pthread_mutex_t lock; /* protects running */
 	int running;	      /* inside tc_sim_launch */
 	struct tc_sim_node *nodes;
 };
@@ -135,8 +144,10 @@ TC_EXPORT int tc_sim_create(const struct tc_sim_attr *attr, tc_sim_t **out)
 	pthread_mutex_init(&sim->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	for (n = 0; n < sim->shape.nodes; n++)
+	for (n = 0; n < sim->shape.nodes; n++) {
+		pthread_mutex_init(&sim->nodes[n].mu, NULL);
 		pthread_cond_init(&sim->nodes[n].cond, &ca);
+	}
 	pthread_condattr_destroy(&ca);
 	*out = sim;
 	return 0;
@@ -150,6 +161,7 @@ TC_EXPORT void tc_sim_destroy(tc_sim_t *sim)
 		struct tc_sim_node *nd = &sim->nodes[n];
 
 		pthread_cond_destroy(&nd->cond);
+		pthread_mutex_destroy(&nd->mu);
 		free(nd->buf);
 		free(nd->recs);
 		free(nd->segs);
@@ -233,12 +245,13 @@ TC_EXPORT int tc_sim_launch(tc_sim_t *sim, int (*fn)(tc_comm_t *comm, void *arg)
 			break;
 		}
 out:
-	/* Leave no stale mail for the next launch. */
+	/* Leave no stale mail for the next launch (every thread has ended). */
 	pthread_mutex_lock(&sim->lock);
 	for (n = 0; n < P; n++) {
 		sim->nodes[n].npend = 0;
 		sim->nodes[n].nrecs = sim->nodes[n].nsegs = 0;
 		sim->nodes[n].ndone = sim->nodes[n].outstanding = 0;
+		atomic_store(&sim->nodes[n].busy, 0);
 	}
 	sim->running = 0;
 	pthread_mutex_unlock(&sim->lock);
@@ -260,53 +273,61 @@ static int tc_sim_open(struct tc_comm *comm, const struct tc_comm_attr *attr)
 		return tc_err(-EINVAL, "transport sim: tc_comm_attr.sim is NULL (use tc_sim_launch)");
 	if (attr->node >= (uint32_t)sim->shape.nodes)
 		return tc_err(-EINVAL, "transport sim: node %u not in a fabric of %d nodes", attr->node, sim->shape.nodes);
-	pthread_mutex_lock(&sim->lock);
+	pthread_mutex_lock(&sim->nodes[attr->node].mu);
 	if (sim->nodes[attr->node].bound) {
-		pthread_mutex_unlock(&sim->lock);
+		pthread_mutex_unlock(&sim->nodes[attr->node].mu);
 		return tc_err(-EBUSY, "transport sim: node %u already has a communicator", attr->node);
 	}
 	sim->nodes[attr->node].bound = 1;
-	pthread_mutex_unlock(&sim->lock);
+	pthread_mutex_unlock(&sim->nodes[attr->node].mu);
 	comm->tp = sim;
 	comm->shape = sim->shape;
 	comm->rank = attr->node;
 	return 0;
 }
 
-/* Complete a record of node n. Caller holds the lock. */
-static void __tc_sim_complete(struct tc_sim *sim, int n, uint32_t rec, int status, uint64_t bytes)
+/* Complete a record of node n after its copy; takes n's mutex. */
+static void tc_sim_complete(struct tc_sim *sim, int n, uint32_t rec, int status, uint64_t bytes)
 {
 	struct tc_sim_node *nd = &sim->nodes[n];
-	struct tc_sim_rec *r = &nd->recs[rec];
+	struct tc_sim_rec *r;
 
+	pthread_mutex_lock(&nd->mu);
+	r = &nd->recs[rec];
 	r->done = 1;
 	r->status = status;
 	r->bytes = bytes;
 	nd->ndone++;
 	nd->outstanding--;
-	pthread_cond_signal(&nd->cond);
+	atomic_fetch_sub(&nd->busy, 1);
+	pthread_cond_broadcast(&nd->cond);
+	pthread_mutex_unlock(&nd->mu);
 }
 
-/* Move the bytes of send (sn, si) into receive (rn, ri) and complete both. Caller holds the lock. */
-static void __tc_sim_deliver(struct tc_sim *sim, int sn, uint32_t si, int rn, uint32_t ri)
+/*
+ * Move the bytes of the claimed send (sn, si) into the claimed receive
+ * (rn, ri) and complete both. No lock held: both records are claimed, and
+ * neither node moves its arrays or buffer while it has transfers outstanding.
+ */
+static void tc_sim_deliver(struct tc_sim *sim, int sn, uint32_t si, int rn, uint32_t ri)
 {
 	struct tc_sim_node *snd = &sim->nodes[sn], *rnd = &sim->nodes[rn];
 	const struct tc_sim_rec *s = &snd->recs[si], *r = &rnd->recs[ri];
 	const struct tc_seg *ss = snd->segs + s->seg0, *rs = rnd->segs + r->seg0;
 	uint64_t slen = 0, rlen = 0, soff = 0, roff = 0;
-	uint32_t i = 0, j = 0;
+	uint32_t i = 0, j = 0, sn_segs = s->nsegs, rn_segs = r->nsegs;
 	int status = 0;
 
-	for (uint32_t k = 0; k < s->nsegs; k++)
+	for (uint32_t k = 0; k < sn_segs; k++)
 		slen += ss[k].length;
-	for (uint32_t k = 0; k < r->nsegs; k++)
+	for (uint32_t k = 0; k < rn_segs; k++)
 		rlen += rs[k].length;
 	if (slen != rlen) {
 		status = -EMSGSIZE;
 		slen = 0;
 	}
 	/* Walk both segment lists in step. */
-	while (slen && i < s->nsegs && j < r->nsegs) {
+	while (slen && i < sn_segs && j < rn_segs) {
 		uint64_t n = ss[i].length - soff;
 
 		if (rs[j].length - roff < n)
@@ -323,28 +344,43 @@ static void __tc_sim_deliver(struct tc_sim *sim, int sn, uint32_t si, int rn, ui
 			roff = 0;
 		}
 	}
-	__tc_sim_complete(sim, sn, si, status, slen);
-	__tc_sim_complete(sim, rn, ri, status, slen);
+	tc_sim_complete(sim, rn, ri, status, slen);
+	tc_sim_complete(sim, sn, si, status, slen);
 }
 
-/* Withdraw everything node n has outstanding. Caller holds the lock. */
+/*
+ * Withdraw everything node n has outstanding and wait until no peer is
+ * copying into or out of it any more. Caller holds n's mutex; it is
+ * released and retaken while the node's sends leave the peers' mailboxes.
+ */
 static void __tc_sim_cancel(struct tc_sim *sim, int n)
 {
 	struct tc_sim_node *nd = &sim->nodes[n];
+	uint32_t nrecs = nd->nrecs;
 
-	for (uint32_t i = 0; i < nd->nrecs; i++) {
-		struct tc_sim_rec *r = &nd->recs[i];
+	/* Own receives can no longer be matched. */
+	for (uint32_t i = 0; i < nrecs; i++)
+		nd->recs[i].claimed = 1;
+	pthread_mutex_unlock(&nd->mu);
+	for (uint32_t i = 0; i < nrecs; i++) {
+		const struct tc_sim_rec *r = &nd->recs[i];
 		struct tc_sim_node *dst;
 
-		if (r->done || r->op != TC_XFER_SEND)
+		if (r->op != TC_XFER_SEND)
 			continue;
 		dst = &sim->nodes[r->peer];
+		pthread_mutex_lock(&dst->mu);
 		for (uint32_t k = 0; k < dst->npend; k++)
 			if (dst->pend[k].node == n && dst->pend[k].rec == i) {
 				dst->pend[k] = dst->pend[--dst->npend];
 				break;
 			}
+		pthread_mutex_unlock(&dst->mu);
 	}
+	/* A claim made before the withdrawal has raised busy; let it finish. */
+	pthread_mutex_lock(&nd->mu);
+	while (atomic_load(&nd->busy))
+		pthread_cond_wait(&nd->cond, &nd->mu);
 	nd->nrecs = nd->nsegs = 0;
 	nd->ndone = nd->outstanding = 0;
 }
@@ -353,10 +389,10 @@ static void tc_sim_close(struct tc_comm *comm)
 {
 	struct tc_sim *sim = to_sim(comm);
 
-	pthread_mutex_lock(&sim->lock);
+	pthread_mutex_lock(&sim->nodes[comm->rank].mu);
 	__tc_sim_cancel(sim, comm->rank);
 	sim->nodes[comm->rank].bound = 0;
-	pthread_mutex_unlock(&sim->lock);
+	pthread_mutex_unlock(&sim->nodes[comm->rank].mu);
 }
 
 static int tc_sim_buffer(struct tc_comm *comm, size_t bytes, void **base)
@@ -365,7 +401,7 @@ static int tc_sim_buffer(struct tc_comm *comm, size_t bytes, void **base)
 	struct tc_sim_node *nd = &sim->nodes[comm->rank];
 	int ret = 0;
 
-	pthread_mutex_lock(&sim->lock);
+	pthread_mutex_lock(&nd->mu);
 	if (bytes > nd->buf_bytes) {
 		char *p;
 
@@ -383,7 +419,7 @@ static int tc_sim_buffer(struct tc_comm *comm, size_t bytes, void **base)
 	}
 	*base = nd->buf;
 out:
-	pthread_mutex_unlock(&sim->lock);
+	pthread_mutex_unlock(&nd->mu);
 	return ret;
 }
 
@@ -437,22 +473,26 @@ static int tc_sim_post(struct tc_comm *comm, const struct tc_xfer *x, unsigned i
 	uint32_t nsegs = 0;
 	int ret = 0;
 
-	pthread_mutex_lock(&sim->lock);
 	for (unsigned int i = 0; i < n; i++)
 		nsegs += x[i].nsegs;
-	if (tc_grow((void **)&nd->recs, &nd->cap_recs, nd->nrecs + n, sizeof(*nd->recs)) ||
-	    tc_grow((void **)&nd->segs, &nd->cap_segs, nd->nsegs + nsegs, sizeof(*nd->segs))) {
-		ret = tc_err(-ENOMEM, "transport sim: out of memory posting %u transfers", n);
-		goto out;
-	}
+	pthread_mutex_lock(&nd->mu);
+	ret = tc_grow((void **)&nd->recs, &nd->cap_recs, nd->nrecs + n, sizeof(*nd->recs)) ||
+	      tc_grow((void **)&nd->segs, &nd->cap_segs, nd->nsegs + nsegs, sizeof(*nd->segs));
+	pthread_mutex_unlock(&nd->mu);
+	if (ret)
+		return tc_err(-ENOMEM, "transport sim: out of memory posting %u transfers", n);
+
 	for (unsigned int i = 0; i < n; i++) {
-		uint32_t ri = nd->nrecs;
-		struct tc_sim_rec *r = &nd->recs[ri];
-		int arrival = -1;
+		struct tc_sim_rec *r;
+		uint32_t ri, k;
+		int arrival = -1, hit = -1;
 
 		ret = tc_sim_check(comm, &x[i], &arrival);
 		if (ret)
-			goto out;
+			return ret;
+		pthread_mutex_lock(&nd->mu);
+		ri = nd->nrecs;
+		r = &nd->recs[ri];
 		*r = (struct tc_sim_rec){
 			.op = x[i].op,
 			.port = arrival,
@@ -467,47 +507,61 @@ static int tc_sim_post(struct tc_comm *comm, const struct tc_xfer *x, unsigned i
 		nd->nrecs++;
 		nd->outstanding++;
 
-		if (r->op == TC_XFER_SEND) {
-			struct tc_sim_node *dst = &sim->nodes[r->peer];
-			uint32_t k;
+		if (r->op == TC_XFER_RECV) {
+			/* A send already waiting in my mailbox? */
+			for (k = 0; k < nd->npend; k++) {
+				const struct tc_sim_ref *ref = &nd->pend[k];
+				const struct tc_sim_rec *q = &sim->nodes[ref->node].recs[ref->rec];
 
-			for (k = 0; k < dst->nrecs; k++) {
-				const struct tc_sim_rec *q = &dst->recs[k];
-
-				if (q->op == TC_XFER_RECV && !q->done && q->peer == me && q->port == r->port &&
-				    q->tag == r->tag)
+				if (ref->node == r->peer && q->port == r->port && q->tag == r->tag)
 					break;
 			}
-			if (k < dst->nrecs) {
-				__tc_sim_deliver(sim, me, ri, r->peer, k);
-				continue;
-			}
-			if (tc_grow((void **)&dst->pend, &dst->cap_pend, dst->npend + 1, sizeof(*dst->pend))) {
-				nd->nrecs--;
-				nd->nsegs -= r->nsegs;
-				nd->outstanding--;
-				ret = tc_err(-ENOMEM, "transport sim: out of memory queueing a send");
-				goto out;
-			}
-			dst->pend[dst->npend++] = (struct tc_sim_ref){ .node = me, .rec = ri };
-			continue;
-		}
-		for (uint32_t k = 0; k < nd->npend; k++) {
-			const struct tc_sim_ref *ref = &nd->pend[k];
-			const struct tc_sim_rec *q = &sim->nodes[ref->node].recs[ref->rec];
-
-			if (ref->node == r->peer && q->port == r->port && q->tag == r->tag) {
-				struct tc_sim_ref hit = *ref;
+			if (k < nd->npend) {
+				struct tc_sim_ref ref = nd->pend[k];
 
 				nd->pend[k] = nd->pend[--nd->npend];
-				__tc_sim_deliver(sim, hit.node, hit.rec, me, ri);
-				break;
+				r->claimed = 1;
+				atomic_fetch_add(&nd->busy, 1);
+				atomic_fetch_add(&sim->nodes[ref.node].busy, 1);
+				pthread_mutex_unlock(&nd->mu);
+				tc_sim_deliver(sim, ref.node, ref.rec, me, ri);
+			} else {
+				pthread_mutex_unlock(&nd->mu);
 			}
+			continue;
+		}
+		pthread_mutex_unlock(&nd->mu);
+
+		/* A send: is its receive posted at the destination? */
+		{
+			struct tc_sim_node *dst = &sim->nodes[r->peer];
+
+			pthread_mutex_lock(&dst->mu);
+			for (k = 0; k < dst->nrecs; k++) {
+				struct tc_sim_rec *q = &dst->recs[k];
+
+				if (q->op == TC_XFER_RECV && !q->claimed && q->peer == me && q->port == r->port &&
+				    q->tag == r->tag) {
+					q->claimed = 1;
+					hit = k;
+					atomic_fetch_add(&dst->busy, 1);
+					atomic_fetch_add(&nd->busy, 1);
+					break;
+				}
+			}
+			if (hit < 0) {
+				if (tc_grow((void **)&dst->pend, &dst->cap_pend, dst->npend + 1, sizeof(*dst->pend))) {
+					pthread_mutex_unlock(&dst->mu);
+					return tc_err(-ENOMEM, "transport sim: out of memory queueing a send");
+				}
+				dst->pend[dst->npend++] = (struct tc_sim_ref){ .node = me, .rec = ri };
+			}
+			pthread_mutex_unlock(&dst->mu);
+			if (hit >= 0)
+				tc_sim_deliver(sim, me, ri, r->peer, hit);
 		}
 	}
-out:
-	pthread_mutex_unlock(&sim->lock);
-	return ret;
+	return 0;
 }
 
 static int tc_sim_wait(struct tc_comm *comm, unsigned int n, int timeout_ms, struct tc_wait_err *err)
@@ -524,14 +578,14 @@ static int tc_sim_wait(struct tc_comm *comm, unsigned int n, int timeout_ms, str
 		dl.tv_sec++;
 		dl.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&sim->lock);
+	pthread_mutex_lock(&nd->mu);
 	if (n > nd->ndone + nd->outstanding) {
 		ret = tc_err(-EINVAL, "transport sim: waiting for %u completions with %u posted", n,
 			     nd->ndone + nd->outstanding);
 		goto out;
 	}
 	while (nd->ndone < n) {
-		int rc = pthread_cond_timedwait(&nd->cond, &sim->lock, &dl);
+		int rc = pthread_cond_timedwait(&nd->cond, &nd->mu, &dl);
 
 		if (rc == ETIMEDOUT && nd->ndone < n) {
 			for (uint32_t i = 0; i < nd->nrecs; i++)
@@ -562,7 +616,7 @@ static int tc_sim_wait(struct tc_comm *comm, unsigned int n, int timeout_ms, str
 	if (!nd->ndone && !nd->outstanding)
 		nd->nrecs = nd->nsegs = 0;
 out:
-	pthread_mutex_unlock(&sim->lock);
+	pthread_mutex_unlock(&nd->mu);
 	return ret;
 }
 

@@ -9,6 +9,7 @@
  * unknown algorithm, fallback, timeout.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,9 +322,12 @@ static int node_main(tc_comm_t *comm, void *arg)
 			}
 			t = (now_ms() - t0) / reps;
 			if (run->reps && !ret) {
-				/* racy max: good enough for a figure, not checked */
+				static pthread_mutex_t max_lock = PTHREAD_MUTEX_INITIALIZER;
+
+				pthread_mutex_lock(&max_lock);
 				if (t > run->max_ms)
 					run->max_ms = t;
+				pthread_mutex_unlock(&max_lock);
 			}
 		}
 		if (ret) {
