@@ -21,7 +21,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,8 +251,6 @@ static void kd_anneal(struct kd *g, int64_t bound, int64_t cur, uint64_t *rng)
 	const double T0 = 1.5, T1 = 0.05;
 	double T = T0, decay;
 
-	if (getenv("TC_KD_BUDGET"))
-		budget = atol(getenv("TC_KD_BUDGET"));
 	decay = pow(T1 / T0, 1.0 / (double)budget);
 
 	if (!best)
@@ -409,21 +406,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	bound = (int64_t)g.maxL * shape->nodes / 8;
 	kd_choose(&g, bound);
 	kd_total(&g); /* g.start for the chosen orders */
-	if (getenv("TC_KD_DEBUG"))
-		for (int i = 0; i < g.k; i++) {
-			fprintf(stderr, "phase %d cost %lld split %x start", i, (long long)g.phase_cost[i], g.split[i]);
-			for (int d = 0; d < g.k; d++)
-				fprintf(stderr, " %d", g.start[i][d]);
-			for (int d = 0; d < g.k; d++) {
-				int sp = (g.split[i] >> d) & 1, v = ((g.swap[i] >> d) & 1) * 2 + sp;
-
-				fprintf(stderr, "\n  dim %d (swap %d):", d, v >> 1);
-				for (int t = 0; t < g.sh->dims[d] / 2 + sp; t++)
-					fprintf(stderr, " %lld", (long long)g.sz[i][d][v][t]);
-			}
-			fprintf(stderr, "\n");
-		}
-
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "allport-kd",
 			 "000 Sec. III (AR) per dimension, k phases (000 Sec. VI future work; architecture.md)",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);

@@ -143,14 +143,12 @@ static uint64_t o2_rand(uint64_t *x)
  * step (or swap an x and a y hop), or send a tie the other way round.
  * Deterministic; stops at the bound.
  */
-static int o2_search(struct o2 *g, int64_t bound)
+static int64_t o2_anneal(struct o2 *g, int64_t bound, uint64_t rng, int64_t wmax, double T0, long budget)
 {
 	uint8_t *best = malloc((size_t)g->nvars * g->S), *tmp = malloc(g->S);
 	int8_t *bsa = malloc(g->nvars), *bsb = malloc(g->nvars);
 	static const uint8_t flipmap[5] = { 0, 2, 1, 4, 3 }; /* +x <-> -x, +y <-> -y */
-	uint64_t rng = 0x2545f4914f6cdd1dull;
-	long budget = getenv("TC_O2_B") ? atol(getenv("TC_O2_B")) : 40000 + 400L * g->nvars;
-	double T0 = getenv("TC_O2_T") ? atof(getenv("TC_O2_T")) : 1.0, T = T0, decay = pow(0.05 / T0, 1.0 / (double)budget);
+	double T = T0, decay = pow(0.05 / T0, 1.0 / (double)budget);
 	int64_t cur, bestc;
 
 	if (!best || !tmp || !bsa || !bsb) {
@@ -160,9 +158,10 @@ static int o2_search(struct o2 *g, int64_t bound)
 		free(bsb);
 		return -ENOMEM;
 	}
+	memset(g->load, 0, (size_t)g->S * 16 * sizeof(*g->load));
 	for (int v = 0; v < g->nvars; v++)
 		o2_load(g, v, &g->seq[(size_t)v * g->S], 1);
-	g->wmax = getenv("TC_O2_W") ? atol(getenv("TC_O2_W")) : 64;
+	g->wmax = wmax;
 	cur = o2_energy(g);
 	bestc = o2_lockstep(g);
 	memcpy(best, g->seq, (size_t)g->nvars * g->S);
@@ -224,7 +223,39 @@ static int o2_search(struct o2 *g, int64_t bound)
 	free(tmp);
 	free(bsa);
 	free(bsb);
-	return 0;
+	return bestc;
+}
+
+/* Two rounds from different seeds and weights; keeps the better. */
+static int o2_search(struct o2 *g, int64_t bound)
+{
+	long budget = 40000 + 400L * g->nvars;
+	uint8_t *seq = malloc((size_t)g->nvars * g->S);
+	int8_t *sa = malloc(g->nvars), *sb = malloc(g->nvars);
+	int64_t c1, c2;
+
+	if (!seq || !sa || !sb) {
+		free(seq);
+		free(sa);
+		free(sb);
+		return -ENOMEM;
+	}
+	c1 = o2_anneal(g, bound, 0x2545f4914f6cdd1dull, 64, 1.0, budget);
+	if (c1 > bound) {
+		memcpy(seq, g->seq, (size_t)g->nvars * g->S);
+		memcpy(sa, g->sa, g->nvars);
+		memcpy(sb, g->sb, g->nvars);
+		c2 = o2_anneal(g, bound, 0x9e3779b97f4a7c15ull, 1 << 16, 65536.0, budget);
+		if (c2 > c1) {
+			memcpy(g->seq, seq, (size_t)g->nvars * g->S);
+			memcpy(g->sa, sa, g->nvars);
+			memcpy(g->sb, sb, g->nvars);
+		}
+	}
+	free(seq);
+	free(sa);
+	free(sb);
+	return c1 < 0 ? (int)c1 : 0;
 }
 
 static int o2_run(struct o2 *g, struct tc_sched *s)
