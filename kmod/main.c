@@ -42,7 +42,7 @@ static ulong matrix_bytes = TORUS_DEFAULT_MATRIX_BYTES;
 module_param(matrix_bytes, ulong, 0444);
 MODULE_PARM_DESC(matrix_bytes, "buffer matrix per node of the default fabric, bytes");
 
-int torus_engine_inline = 1;
+int torus_engine_inline = 2;
 module_param_named(engine_inline, torus_engine_inline, int, 0444);
 MODULE_PARM_DESC(engine_inline, "0: engines run as work items; 1: the poster runs the last engine of a batch; 2: the poster runs all");
 

@@ -443,8 +443,10 @@ err_free_desc:
 /*
  * Start the engines of the ports in @kick. torus_engine_inline: 0 = work
  * items only; 1 = the poster runs the last engine itself and the others run
- * as work items in parallel; 2 = the poster runs them all (lowest latency,
- * one CPU per posting process).
+ * as work items in parallel; 2 (default) = the poster runs them all: no
+ * worker hand-off per batch (measured in the TCG guest: 4x4 all-ports
+ * exchange 0.76-0.90x memcpy at the median against 0.24-0.71x with 1 and
+ * 0.54x with 0). Engines that stall or run out of budget go on as work items.
  */
 static void torus_post_kick(struct torus_node *n, u32 kick)
 {
