@@ -70,9 +70,9 @@ static int sim_bytes_ok(const struct tc_sched *s, size_t m, char *msg, size_t ms
 	return ok;
 }
 
-/* Blocks per (step, directed link). */
+/* Blocks per (step, directed link); a directed link is node * 2 * ndims + port. */
 struct step_load {
-	int nlinks, nsteps;
+	int nlinks, nsteps, ndims;
 	int *blocks; /* nsteps * nlinks */
 };
 
@@ -80,30 +80,19 @@ static void load_visit(void *arg, uint32_t step, int node, int port, const struc
 {
 	struct step_load *l = arg;
 
-	l->blocks[(size_t)step * l->nlinks + node * 2 * 2 + port] += m->nblk;
-}
-
-static void load_visit_kd(void *arg, uint32_t step, int node, int port, const struct tc_msg *m);
-
-static int g_ndims;
-
-static void load_visit_kd(void *arg, uint32_t step, int node, int port, const struct tc_msg *m)
-{
-	struct step_load *l = arg;
-
-	l->blocks[(size_t)step * l->nlinks + node * 2 * g_ndims + port] += m->nblk;
+	l->blocks[(size_t)step * l->nlinks + node * 2 * l->ndims + port] += m->nblk;
 }
 
 static int max_blocks_per_link_step(const struct tc_sched *s)
 {
-	struct step_load l = { .nlinks = s->shape.nodes * 2 * s->shape.ndims, .nsteps = (int)s->nsteps };
+	struct step_load l = { .nlinks = s->shape.nodes * 2 * s->shape.ndims, .nsteps = (int)s->nsteps,
+			       .ndims = s->shape.ndims };
 	int mx = 0;
 
 	l.blocks = calloc((size_t)l.nlinks * (l.nsteps ? l.nsteps : 1), sizeof(int));
 	if (!l.blocks)
 		return -1;
-	g_ndims = s->shape.ndims;
-	tc_sched_visit_links(s, load_visit_kd, &l);
+	tc_sched_visit_links(s, load_visit, &l);
 	for (size_t i = 0; i < (size_t)l.nlinks * l.nsteps; i++)
 		if (l.blocks[i] > mx)
 			mx = l.blocks[i];
@@ -190,7 +179,7 @@ static void test_bcast_one(const struct tc_shape *sh)
 	if (torus && r0 == c0 && (r0 & 1)) {
 		/* Corollary 1: every channel relays (n^2-1)/4 messages; Theorem 3: C_d/4 in phase d */
 		int k = r0 / 2, ok = 1, okstep = 1;
-		struct step_load l = { .nlinks = sh->nodes * 4, .nsteps = (int)s->nsteps };
+		struct step_load l = { .nlinks = sh->nodes * 4, .nsteps = (int)s->nsteps, .ndims = 2 };
 
 		thm_links = ((long)r0 * r0 - 1) / 4;
 		for (int i = 0; i < sh->nodes * 4; i++)
