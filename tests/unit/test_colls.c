@@ -42,6 +42,70 @@ static const struct shape_case cases[] = {
 	{ "4x4 one-port torus", 2, { 4, 4 }, 0x3, 1, 0 },
 };
 
+/*
+ * Timeout: rank 5 of a 4x4 torus never joins an iallreduce. Every other
+ * rank's tc_wait fails with -ETIMEDOUT naming the step, port and peer, and
+ * the next call on that communicator fails with -EIO (transfers of the
+ * failed call may still be posted).
+ */
+struct to_res {
+	int ret, next;
+	char msg[256];
+};
+
+static int timeout_fn(tc_comm_t *comm, void *arg)
+{
+	struct to_res *res = arg;
+	int me = tc_comm_rank(comm);
+	double in[20] = { 1 }, out[20];
+	tc_request_t *req;
+
+	if (me == 5)
+		return 0;
+	res[me].ret = tc_iallreduce(comm, in, out, 20, TC_DOUBLE, TC_SUM, &req);
+	if (!res[me].ret)
+		res[me].ret = tc_wait(&req);
+	snprintf(res[me].msg, sizeof(res[me].msg), "%s", tc_last_error());
+	res[me].next = tc_barrier(comm);
+	return 0;
+}
+
+static void check_timeout(void)
+{
+	struct tc_sim_attr a = { .size = sizeof(a), .ndims = 2, .dims = { 4, 4 }, .wrap_mask = 3 };
+	struct to_res res[16];
+	int timeouts = 0, named = 0, eio = 0;
+	const char *first = "";
+	tc_sim_t *sim;
+	double t0;
+
+	memset(res, 0, sizeof(res));
+	setenv("TC_TIMEOUT_MS", "300", 1);
+	if (tc_sim_create(&a, &sim)) {
+		tap_ok(0, "timeout: tc_sim_create");
+		return;
+	}
+	t0 = now_ms();
+	tc_sim_launch(sim, timeout_fn, res);
+	for (int r = 0; r < 16; r++) {
+		if (r == 5)
+			continue;
+		timeouts += res[r].ret == -ETIMEDOUT;
+		if (res[r].ret == -ETIMEDOUT && strstr(res[r].msg, "allreduce") && strstr(res[r].msg, "step") &&
+		    strstr(res[r].msg, "port") && strstr(res[r].msg, "node")) {
+			if (!named++)
+				first = res[r].msg;
+		}
+		eio += res[r].next == -EIO;
+	}
+	tap_ok(timeouts == 15 && named == 15, "4x4, rank 5 absent: %d of 15 tc_wait -ETIMEDOUT, %d name step, port, node",
+	       timeouts, named);
+	tap_diag("%s (%.0f ms)", first, now_ms() - t0);
+	tap_ok(eio == 15, "the next call after the failure: -EIO on %d of 15 ranks", eio);
+	tc_sim_destroy(sim);
+	unsetenv("TC_TIMEOUT_MS");
+}
+
 int main(void)
 {
 	double t_all = now_ms();
@@ -77,6 +141,7 @@ int main(void)
 		tc_sim_destroy(sim);
 		free(R);
 	}
+	check_timeout();
 	tap_diag("total %.0f ms", now_ms() - t_all);
 	return tap_done();
 }
