@@ -230,30 +230,31 @@ static int build_kd(const struct tc_shape *shape, struct tc_sched **out, const c
 		.rule = ham1_kd_rule,
 		.ctx = &x,
 	};
-	int perm[TC_MAX_DIMS], best_rod = -1, err = -EOPNOTSUPP;
+	int perm[TC_MAX_DIMS], best_rod = -1, err = -EOPNOTSUPP, tried = 0;
 	const char *w = "gossip-ham1: the reactor cycles need all sides but one to be multiples of the dimension count";
 
 	x.pair = malloc((size_t)shape->nodes * 2 * d * sizeof(int));
 	if (!x.pair)
 		return -ENOMEM;
-	/* try the rod (paper dimension 1) along the longest side first: fewer steps */
-	for (int pass = 0; pass < 2 && err; pass++) {
+	/*
+	 * Try the rod (paper dimension 1) along the longest side first (fewer
+	 * steps), every order of the other sides; the walk only closes when
+	 * the sides line up (e.g. n2 | n3 in 3D: 6 and 9 never do).
+	 */
+	for (int i = 0; i < d; i++)
+		if (shape->dims[i] > best_rod)
+			best_rod = shape->dims[i];
+	for (int rodsz = best_rod; rodsz > d && err; rodsz--) {
 		for (int i = 0; i < d; i++)
 			perm[i] = i;
 		do {
-			int ok = 1, rod = shape->dims[perm[0]];
+			int ok = shape->dims[perm[0]] == rodsz;
 
 			for (int e = 1; e < d; e++)
 				ok &= shape->dims[perm[e]] % d == 0;
-			if (!ok || rod <= d)
+			if (!ok)
 				continue;
-			if (pass == 0) {
-				if (rod > best_rod)
-					best_rod = rod;
-				continue;
-			}
-			if (rod != best_rod)
-				continue;
+			tried = 1;
 			if (reactor_walk(&x, perm)) {
 				w = "gossip-ham1: the reactor walk does not close into d disjoint cycles on this shape";
 				continue;
@@ -262,11 +263,9 @@ static int build_kd(const struct tc_shape *shape, struct tc_sched **out, const c
 			if (err != -EOPNOTSUPP)
 				break;
 		} while (next_perm(perm, d));
-		if (best_rod < 0)
-			break;
 	}
 	free(x.pair);
-	if (err == -EOPNOTSUPP && d >= 4 && best_rod > 0)
+	if (err == -EOPNOTSUPP && d >= 4 && tried)
 		w = "gossip-ham1: d >= 4: the reactor cycles leave PUs with no neighbour on the cycle two indices away (no one-hop feeder)";
 	if (err)
 		*why = w;
