@@ -19,6 +19,15 @@
  *   TC_TIMEOUT_MS  how long a collective waits for one step (default 10000)
  *   TC_ALLTOALL_ALGO, TC_ALLGATHER_ALGO, ...  force an algorithm by name
  *                  (torus-sched --list shows the names); "auto" = library choice
+ * TC_TIMEOUT_MS and TC_*_ALGO also apply to communicators created from an
+ * attribute struct (timeout_ms 0); a malformed value fails tc_comm_create.
+ *
+ * Errors: every failing call also leaves a one-line reason for the calling
+ * thread in tc_last_error(). A collective that fails part-way (timeout,
+ * failed transfer) may leave transfers posted, so the communicator then
+ * refuses further collectives with -EIO: destroy it. Collectives on one
+ * communicator are called by one thread at a time, in the same order on
+ * every node (as in MPI).
  */
 #ifndef TORUSCOLL_H
 #define TORUSCOLL_H
