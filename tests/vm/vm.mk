@@ -48,9 +48,9 @@ $(VM_EXPECT): $(VM_SRCS) tests/vm/vm.mk
 # The guest run: build/results/vm always ends up written. When the guest could
 # not run, or its kernel log shows a problem, a failure is added to it.
 check-vm:
-	-@$(MAKE) -k --no-print-directory $(VM_BINS) $(VM_EXPECT) $(if $(KMOD_READY),$(TORUS_KO))
+	-@$(MAKE) -k --no-print-directory $(VM_BINS) $(VM_EXPECT) $(if $(KMOD_READY),$(TORUS_KO)) 2>&1 | grep -v 'is up to date' || true
 	@mkdir -p $(O)/results; rm -f $(O)/results/vm; \
-	 utils/torus-vm --timeout $(or $(VM_TIMEOUT),900) -- tests/vm/run-guest $(O)/results/vm; rc=$$?; \
+	 utils/torus-vm --timeout $(or $(VM_TIMEOUT),1200) -- tests/vm/run-guest $(O)/results/vm; rc=$$?; \
 	 if [ ! -s $(O)/results/vm ]; then \
 		echo "check-vm: the guest wrote no result (torus-vm status $$rc): counted as one failure"; \
 		echo "0 1 0" >$(O)/results/vm; \
