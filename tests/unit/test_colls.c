@@ -3,7 +3,8 @@
  * The everyday collectives on the simulator (tc_sim_launch: one thread and
  * communicator per node): barrier, bcast, reduce, allreduce, reduce_scatter,
  * allgatherv, alltoallv for every datatype and every valid op, on a 4x4
- * torus, 5x5 torus, 4x4 mesh, 3x3x3 torus, 8-ring and one-port 4x4 torus.
+ * torus, 5x5 torus, 4x4 mesh, 3x3x3 torus, 8-ring and one-port 4x4 torus
+ * (plus a 2x4 torus, a 6x3 with one wrapping dimension and a one-port 7-path).
  * Every received byte is checked against a reference computed here; for
  * reductions the reference folds the ranks' values in the order documented
  * in toruscoll.h (line fold order around centres), so the comparison is
@@ -40,6 +41,10 @@ static const struct shape_case cases[] = {
 	{ "3x3x3 torus", 3, { 3, 3, 3 }, 0x7, 0, 0 },
 	{ "8-ring", 1, { 8 }, 0x1, 0, 0 },
 	{ "4x4 one-port torus", 2, { 4, 4 }, 0x3, 1, 0 },
+	/* edges of the line patterns: 2-node rings, mixed wrap, 4-D, one-port path */
+	{ "2x4 torus", 2, { 2, 4 }, 0x3, 0, 0 },
+	{ "6x3, only dim 1 wraps", 2, { 6, 3 }, 0x2, 0, 0 },
+	{ "7-path one-port", 1, { 7 }, 0x0, 1, 0 },
 };
 
 /*
