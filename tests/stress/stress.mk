@@ -15,4 +15,39 @@ $(O)/tests/vm/stress: tests/stress/stress.c tests/vm/torus_util.h include/uapi/t
 	@mkdir -p $(@D); rm -f $@
 	$(CC) $(STRESS_CFLAGS) -o $@ $< $(LDLIBS_TC)
 
-.PHONY: check-debug
+.PHONY: check-debug debug-kernel
+
+# The debug-kernel lane: build (once; cached under /var/cache/torus-kbuild,
+# keyed by the linux-source version and the option list) a KASAN + lockdep +
+# kmemleak + failslab kernel, build torus.ko against it (torus-vm --kdir puts
+# it in build/kmod-<release>/), and run the whole guest suite on it, then a
+# kmemleak scan. Any KASAN/lockdep/kmemleak/WARN/BUG report fails the run.
+# DEBUG_TIMEOUT bounds the guest (seconds); TORUS_FUZZ_CALLS the fuzzer.
+debug-kernel:
+	@utils/torus-kbuild
+
+check-debug:
+	-@$(MAKE) -k --no-print-directory $(VM_BINS) $(VM_EXPECT) $(STRESS_BINS)
+	@mkdir -p $(O)/results; rm -f $(O)/results/debug; \
+	 t0=$$(date +%s); \
+	 paths=$$(utils/torus-kbuild --print) || { echo "check-debug: utils/torus-kbuild failed"; echo "0 1 0" >$(O)/results/debug; }; \
+	 t1=$$(date +%s); \
+	 if [ -n "$$paths" ]; then \
+		eval "$$paths"; \
+		echo "check-debug: debug kernel $$KERNEL (ready in $$((t1 - t0)) s)"; \
+		utils/torus-vm --kernel "$$KERNEL" --modules "$$MODULES" --kdir "$$KDIR" \
+			--mem 2048 --timeout $(or $(DEBUG_TIMEOUT),3600) \
+			-- tests/stress/debug-guest $(O)/results/debug; rc=$$?; \
+		echo "check-debug: guest run $$(( $$(date +%s) - t1 )) s, torus-vm status $$rc"; \
+		if [ ! -s $(O)/results/debug ]; then \
+			echo "check-debug: the guest wrote no result: counted as one failure"; \
+			echo "0 1 0" >$(O)/results/debug; \
+		elif [ $$rc -ne 0 ]; then \
+			read -r p f s <$(O)/results/debug; \
+			if [ "$$f" -eq 0 ]; then \
+				echo "check-debug: torus-vm failed (status $$rc: the kernel log shows a KASAN/lockdep/kmemleak/WARN/BUG report, or the guest failed): counted as one failure"; \
+				echo "$$p 1 $$s" >$(O)/results/debug; \
+			fi; \
+		fi; \
+	 fi
+	@tests/summarize $(O)/results debug
