@@ -226,10 +226,11 @@ static int64_t o2_anneal(struct o2 *g, int64_t bound, uint64_t rng, int64_t wmax
 	return bestc;
 }
 
-/* Two rounds from different seeds and weights; keeps the better. */
-static int o2_search(struct o2 *g, int64_t bound)
+/* Two rounds from different seeds and weights; keeps the better. Returns
+ * the lock-step cost reached or -ENOMEM. */
+static int64_t o2_search(struct o2 *g, int64_t bound)
 {
-	long budget = 40000 + 400L * g->nvars;
+	long budget = (long)g->nvars * g->S <= 4000 ? 1000000 : 40000 + 400L * g->nvars;
 	uint8_t *seq = malloc((size_t)g->nvars * g->S);
 	int8_t *sa = malloc(g->nvars), *sb = malloc(g->nvars);
 	int64_t c1, c2;
@@ -250,12 +251,14 @@ static int o2_search(struct o2 *g, int64_t bound)
 			memcpy(g->seq, seq, (size_t)g->nvars * g->S);
 			memcpy(g->sa, sa, g->nvars);
 			memcpy(g->sb, sb, g->nvars);
+		} else {
+			c1 = c2;
 		}
 	}
 	free(seq);
 	free(sa);
 	free(sb);
-	return c1 < 0 ? (int)c1 : 0;
+	return c1;
 }
 
 static int o2_run(struct o2 *g, struct tc_sched *s)
@@ -364,6 +367,51 @@ static void o2_free(struct o2 *g)
 	free(g->load);
 }
 
+/* Dimensions, variables and starting timetables of a 2-D (or 1-D: c = 1) shape. */
+static int o2_setup(struct o2 *g, int r, int c, int wrapx, int wrapy)
+{
+	g->r = r;
+	g->c = c;
+	g->wrapx = wrapx;
+	g->wrapy = c > 1 && wrapy;
+	g->S = (wrapx ? r / 2 : r - 1) + (c > 1 ? (g->wrapy ? c / 2 : c - 1) : 0);
+	g->ncx = wrapx && !(r & 1) ? 2 : 1;
+	g->ncy = c > 1 && g->wrapy && !(c & 1) ? 2 : 1;
+	g->wx = wrapx ? r : 2 * r - 1;
+	g->wy = c < 2 ? 1 : g->wrapy ? c : 2 * c - 1;
+	g->nvars = g->ncx * g->ncy * g->wx * g->wy;
+	g->sa = malloc(g->nvars);
+	g->sb = malloc(g->nvars);
+	g->seq = malloc((size_t)g->nvars * g->S);
+	g->load = calloc((size_t)g->S * 16, sizeof(*g->load));
+	if (!g->sa || !g->sb || !g->seq || !g->load)
+		return -ENOMEM;
+	for (int cx = 0; cx < g->ncx; cx++)
+		for (int cy = 0; cy < g->ncy; cy++)
+			for (int ix = 0; ix < g->wx; ix++)
+				for (int iy = 0; iy < g->wy; iy++)
+					o2_init_var(g, cx, cy, ix, iy);
+	return 0;
+}
+
+/* Take the timetables of t, the transposed torus of g, into g. */
+static void o2_transpose(struct o2 *g, const struct o2 *t)
+{
+	static const uint8_t swap_dims[5] = { 0, 3, 4, 1, 2 };
+
+	for (int cx = 0; cx < t->ncx; cx++)
+		for (int cy = 0; cy < t->ncy; cy++)
+			for (int ix = 0; ix < t->wx; ix++)
+				for (int iy = 0; iy < t->wy; iy++) {
+					int vt = o2_var(t, cx, cy, ix, iy), v = o2_var(g, cy, cx, iy, ix);
+
+					g->sa[v] = t->sb[vt];
+					g->sb[v] = t->sa[vt];
+					for (int s = 0; s < g->S; s++)
+						g->seq[(size_t)v * g->S + s] = swap_dims[t->seq[(size_t)vt * t->S + s]];
+				}
+}
+
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
 	struct o2 g = { .sh = shape };
@@ -387,37 +435,30 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		}
 		return err;
 	}
-	g.r = shape->dims[0];
-	g.c = shape->ndims > 1 ? shape->dims[1] : 1;
-	g.wrapx = shape->wrap_mask & 1;
-	g.wrapy = shape->ndims > 1 && (shape->wrap_mask & 2);
-	g.S = (g.wrapx ? g.r / 2 : g.r - 1) + (g.c > 1 ? (g.wrapy ? g.c / 2 : g.c - 1) : 0);
-	g.ncx = g.wrapx && !(g.r & 1) ? 2 : 1;
-	g.ncy = g.c > 1 && g.wrapy && !(g.c & 1) ? 2 : 1;
-	g.wx = g.wrapx ? g.r : 2 * g.r - 1;
-	g.wy = g.c < 2 ? 1 : g.wrapy ? g.c : 2 * g.c - 1;
-	g.nvars = g.ncx * g.ncy * g.wx * g.wy;
-	g.sa = malloc(g.nvars);
-	g.sb = malloc(g.nvars);
-	g.seq = malloc((size_t)g.nvars * g.S);
-	g.load = calloc((size_t)g.S * 16, sizeof(*g.load));
-	if (!g.sa || !g.sb || !g.seq || !g.load) {
-		o2_free(&g);
-		return -ENOMEM;
-	}
-	for (int cx = 0; cx < g.ncx; cx++)
-		for (int cy = 0; cy < g.ncy; cy++)
-			for (int ix = 0; ix < g.wx; ix++)
-				for (int iy = 0; iy < g.wy; iy++)
-					o2_init_var(&g, cx, cy, ix, iy);
-	if (g.wrapx && (g.c < 2 || g.wrapy)) {
+	err = o2_setup(&g, shape->dims[0], shape->ndims > 1 ? shape->dims[1] : 1, shape->wrap_mask & 1,
+		       shape->ndims > 1 && (shape->wrap_mask & 2));
+	if (!err && g.wrapx && (g.c < 2 || g.wrapy)) {
 		long long X = (long long)g.c * (g.r * g.r / 4), Y = (long long)g.r * (g.c * g.c / 4);
+		int64_t bound = ((X > Y ? X : Y) + 1) / 2, c1 = o2_search(&g, bound);
+		struct o2 t = { .sh = shape };
 
-		err = o2_search(&g, ((X > Y ? X : Y) + 1) / 2);
-		if (err) {
-			o2_free(&g);
-			return err;
+		err = c1 < 0 ? (int)c1 : 0;
+		/* The search is not symmetric: try the transposed torus too. */
+		if (!err && c1 > bound && g.c > 1 && g.r != g.c) {
+			err = o2_setup(&t, g.c, g.r, 1, 1);
+			if (!err) {
+				int64_t c2 = o2_search(&t, bound);
+
+				err = c2 < 0 ? (int)c2 : 0;
+				if (!err && c2 < c1)
+					o2_transpose(&g, &t);
+			}
+			o2_free(&t);
 		}
+	}
+	if (err) {
+		o2_free(&g);
+		return err;
 	}
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "opt2d",
 			 "architecture.md, The algorithms: one-hop shortest-path timetable reaching the bisection bound",
