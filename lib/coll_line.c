@@ -52,6 +52,35 @@ int tc_run_fail(struct tc_run *r, int ret)
 	return ret;
 }
 
+/*
+ * The ports of a message with this route: it leaves on the first hop's port
+ * (+ in dimension d: 2d, -: 2d+1) and arrives on the last hop's (+ in d:
+ * 2d+1, -: 2d), dimension-ordered as the routers carry it. -EINVAL for an
+ * empty route. The same rule as lib/exec.c's plan builder.
+ */
+int tc_route_ports_of(const struct tc_shape *shape, const int8_t *route, int *first, int *last)
+{
+	*first = *last = -1;
+	for (int d = 0; d < shape->ndims; d++) {
+		if (!route[d])
+			continue;
+		if (*first < 0)
+			*first = 2 * d + (route[d] > 0 ? 0 : 1);
+		*last = 2 * d + (route[d] > 0 ? 1 : 0);
+	}
+	return *first < 0 ? -EINVAL : 0;
+}
+
+/* The shortest dimension-ordered route from coordinates from to coordinates to, and its ports. */
+int tc_route_between(const struct tc_shape *shape, const int *from, const int *to, int8_t *route, int *first,
+		     int *last)
+{
+	memset(route, 0, TC_MAX_DIMS);
+	for (int d = 0; d < shape->ndims; d++)
+		route[d] = tc_shape_delta(shape, d, from[d], to[d]);
+	return tc_route_ports_of(shape, route, first, last);
+}
+
 uint64_t tc_run_tag(const struct tc_run *r, unsigned int step, unsigned int dir)
 {
 	return TC_COLL_TAG_BIT | (r->seq & 0x7fffffffull) << 32 | (uint64_t)(r->phase & 0x3f) << 26 |
@@ -137,16 +166,20 @@ struct tc_line {
 
 static void tc_line_init(struct tc_line *l, const struct tc_comm *comm, int d)
 {
+	int first, last;
+
 	memset(l, 0, sizeof(*l));
 	l->n = comm->shape.dims[d];
 	l->i = comm->coords[d];
 	l->ring = !!(comm->shape.wrap_mask & (1u << d));
-	l->pport = 2 * d;
-	l->mport = 2 * d + 1;
 	l->pnbr = comm->neighbors[2 * d];
 	l->mnbr = comm->neighbors[2 * d + 1];
 	l->proute[d] = 1;
 	l->mroute[d] = -1;
+	/* + moves leave on pport and arrive on mport; - moves the reverse. */
+	tc_route_ports_of(&comm->shape, l->proute, &first, &last);
+	l->pport = first;
+	l->mport = last;
 }
 
 static int tc_mod(int a, int n)

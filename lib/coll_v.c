@@ -82,24 +82,6 @@ int tc_exec_allgatherv(struct tc_comm *comm, const struct tc_coll_args *a)
 	return 0;
 }
 
-/* The route from coordinates from to coordinates to; its first-hop and arrival ports. */
-static void tc_route(const struct tc_shape *sh, const int *from, const int *to, int8_t *route, int *first,
-		     int *last)
-{
-	*first = *last = -1;
-	memset(route, 0, TC_MAX_DIMS);
-	for (int d = 0; d < sh->ndims; d++) {
-		int h = tc_shape_delta(sh, d, from[d], to[d]);
-
-		route[d] = h;
-		if (!h)
-			continue;
-		if (*first < 0)
-			*first = 2 * d + (h > 0 ? 0 : 1);
-		*last = 2 * d + (h > 0 ? 1 : 0);
-	}
-}
-
 int tc_exec_alltoallv(struct tc_comm *comm, const struct tc_coll_args *a)
 {
 	const struct tc_shape *sh = &comm->shape;
@@ -140,12 +122,12 @@ int tc_exec_alltoallv(struct tc_comm *comm, const struct tc_coll_args *a)
 		tc_shape_coords(sh, dst, dc);
 		tc_shape_coords(sh, src, scoord);
 		if (a->scounts[dst]) {
-			tc_route(sh, comm->coords, dc, route, &first, &last);
+			tc_route_between(sh, comm->coords, dc, route, &first, &last);
 			tc_step_add(&st, TC_XFER_SEND, first, route, dst, tc_sum(a->scounts, 0, dst), a->scounts[dst],
 				    tc_run_tag(&r, t, 0), 0);
 		}
 		if (a->rcounts[src]) {
-			tc_route(sh, scoord, comm->coords, route, &first, &last);
+			tc_route_between(sh, scoord, comm->coords, route, &first, &last);
 			tc_step_add(&st, TC_XFER_RECV, last, NULL, src, rbase + tc_sum(a->rcounts, 0, src),
 				    a->rcounts[src], tc_run_tag(&r, t, 0), 0);
 		}
