@@ -11,6 +11,7 @@ LIB_PC := $(O)/lib/pkgconfig/toruscoll.pc
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
 
 all: $(LIB_A) $(LIB_SO) $(LIB_PC)
 
@@ -48,3 +49,5 @@ install-lib: $(LIB_A) $(LIB_SO) $(LIB_PC)
 	$(TC_PC_SED) lib/toruscoll.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/toruscoll.pc
 	install -m 0644 include/toruscoll.h $(DESTDIR)$(INCLUDEDIR)/toruscoll.h
 	install -m 0644 include/uapi/torus.h $(DESTDIR)$(INCLUDEDIR)/uapi/torus.h
+	install -d $(DESTDIR)$(MANDIR)/man3
+	install -m 0644 $(wildcard man/man3/*.3) $(DESTDIR)$(MANDIR)/man3/
