@@ -16,8 +16,11 @@
  * of its command (include/uapi/torus.h). At the end every fabric is destroyed
  * and a fresh one must still move a message byte-exactly.
  *
- * usage: fuzz [--seed S] [--calls N] [-v]   (TAP on stdout; runs in a guest
- * with torus.ko loaded; a failure prints the seed and a replay command)
+ * usage: fuzz [--seed S] [--calls N] [--seconds LIMIT] [-v]
+ * TAP on stdout; runs in a guest with torus.ko loaded; a failure prints the
+ * seed and a replay command. Defaults: a time-derived seed (or
+ * TORUS_FUZZ_SEED), 100,000 calls (or TORUS_FUZZ_CALLS), stop after 50 s
+ * (--seconds 0: no limit; the debug lane sets TORUS_FUZZ_SECONDS).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -122,6 +125,7 @@ static unsigned long fz_efault_created, fz_efault_destroyed;
 
 static uint64_t fz_seed, fz_calls = 100000, fz_call_no;
 static int fz_verbose;
+static double fz_limit = 50;	/* seconds; 0 = none */
 static unsigned long fz_failures, fz_planted, fz_planted_ok, fz_valid, fz_valid_ok;
 static unsigned long fz_by_errno[160];
 
@@ -1193,6 +1197,8 @@ int main(int argc, char **argv)
 	fz_seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
 	if (getenv("TORUS_FUZZ_SEED"))
 		fz_seed = strtoull(getenv("TORUS_FUZZ_SEED"), NULL, 0);
+	if (getenv("TORUS_FUZZ_SECONDS"))
+		fz_limit = strtod(getenv("TORUS_FUZZ_SECONDS"), NULL);
 	if (getenv("TORUS_FUZZ_CALLS"))
 		fz_calls = strtoull(getenv("TORUS_FUZZ_CALLS"), NULL, 0);
 	for (i = 1; i < argc; i++) {
@@ -1200,10 +1206,12 @@ int main(int argc, char **argv)
 			fz_seed = strtoull(argv[++i], NULL, 0);
 		} else if (!strcmp(argv[i], "--calls") && i + 1 < argc) {
 			fz_calls = strtoull(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
+			fz_limit = strtod(argv[++i], NULL);
 		} else if (!strcmp(argv[i], "-v")) {
 			fz_verbose = 1;
 		} else {
-			fprintf(stderr, "usage: %s [--seed S] [--calls N] [-v]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--seed S] [--calls N] [--seconds LIMIT] [-v]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -1224,6 +1232,14 @@ int main(int argc, char **argv)
 	t0 = fz_now();
 	for (fz_call_no = 0; fz_call_no < fz_calls; fz_call_no++) {
 		uint32_t r = fz_below(100);
+
+		/* a slow guest must not blow the suite's time: stop early, say so */
+		if (!(fz_call_no & 1023) && fz_limit > 0 && fz_now() - t0 > fz_limit) {
+			printf("# time limit %.0f s reached after %" PRIu64 " of %" PRIu64 " calls\n",
+			       fz_limit, fz_call_no, fz_calls);
+			fz_calls = fz_call_no;
+			break;
+		}
 
 		if (r < 72)
 			fz_ioctl();
