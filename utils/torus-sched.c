@@ -30,6 +30,10 @@ static const char usage[] =
 	"  --json           print one JSON object\n"
 	"  --dump           add the whole schedule (JSON \"schedule\": steps of messages\n"
 	"                   {src, dst, route, blocks}; text: one line per message)\n"
+	"  --links          add the per-step link loads: every (step, node, port) a\n"
+	"                   message occupies, with its blocks (JSON \"links\": [[step,\n"
+	"                   node, port, blocks, src, dst], ...]) and per-link totals\n"
+	"                   (JSON \"link_blocks\": blocks per node*2k+port)\n"
 	"  --run            execute on the in-process simulator with real bytes and\n"
 	"                   check every received byte (exit 1 if any is wrong)\n"
 	"  --ts US --tw US_PER_BYTE --rho US_PER_BYTE --m BYTES\n"
@@ -167,9 +171,25 @@ static void dump_text(const struct tc_sched *s)
 	}
 }
 
+struct link_out {
+	int json, first;
+};
+
+static void print_link(void *arg, uint32_t step, int node, int port, const struct tc_msg *m)
+{
+	struct link_out *o = arg;
+
+	if (o->json)
+		printf("%s[%u,%d,%d,%u,%d,%d]", o->first ? "" : ",", step, node, port, m->nblk, m->src, m->dst);
+	else
+		printf("  step %u: link (node %d, port %d) carries %u blocks of %d -> %d\n", step, node, port, m->nblk,
+		       m->src, m->dst);
+	o->first = 0;
+}
+
 enum {
 	OPT_COLL = 256, OPT_ALGO, OPT_DIMS, OPT_MESH, OPT_WRAP, OPT_ONE_PORT, OPT_JSON, OPT_DUMP, OPT_RUN,
-	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST,
+	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS,
 };
 
 static double num(const char *opt, const char *arg)
@@ -192,10 +212,11 @@ int main(int argc, char **argv)
 		{ "run", no_argument, NULL, OPT_RUN },		 { "ts", required_argument, NULL, OPT_TS },
 		{ "tw", required_argument, NULL, OPT_TW },	 { "rho", required_argument, NULL, OPT_RHO },
 		{ "m", required_argument, NULL, OPT_M },	 { "list", no_argument, NULL, OPT_LIST },
-		{ "help", no_argument, NULL, 'h' },		 { NULL, 0, NULL, 0 },
+		{ "links", no_argument, NULL, OPT_LINKS },	 { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *algo_name = NULL, *dims = NULL, *wrap = NULL, *why = NULL;
-	int coll = -1, mesh = 0, one_port = 0, json = 0, dump = 0, run = 0, list = 0, priced = 0, opt, err;
+	int coll = -1, mesh = 0, one_port = 0, json = 0, dump = 0, run = 0, list = 0, priced = 0, links = 0, opt, err;
 	struct tc_cost_params p = { .block_bytes = 64 };
 	const struct tc_algo *algo;
 	struct tc_verify_report rep;
@@ -260,6 +281,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LIST:
 			list = 1;
+			break;
+		case OPT_LINKS:
+			links = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -394,6 +418,17 @@ int main(int argc, char **argv)
 			}
 			printf("}");
 		}
+		if (links) {
+			struct link_out o = { .json = 1, .first = 1 };
+			size_t nl = (size_t)shape.nodes * 2 * shape.ndims;
+
+			printf(",\"links\":[");
+			tc_sched_visit_links(s, print_link, &o);
+			printf("],\"link_blocks\":[");
+			for (size_t l = 0; l < nl; l++)
+				printf("%s%lld", l ? "," : "", rep.link_blocks ? (long long)rep.link_blocks[l] : 0LL);
+			printf("]");
+		}
 		if (dump)
 			dump_json(s);
 		printf("}\n");
@@ -416,6 +451,11 @@ int main(int argc, char **argv)
 				printf("  run: FAILED: %s\n", tc_sched_last_error());
 			else
 				printf("  run: %zu bytes checked, %ld wrong (block %zu B)\n", checked, bad, p.block_bytes);
+		}
+		if (links) {
+			struct link_out o = { .json = 0, .first = 1 };
+
+			tc_sched_visit_links(s, print_link, &o);
 		}
 		if (dump)
 			dump_text(s);
