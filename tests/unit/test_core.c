@@ -163,6 +163,23 @@ static void test_builder(void)
 	tc_sched_free(sc);
 
 	tap_ok(tc_sched_new(&s, TC_COLL_NR, "t", "", 0) == NULL, "builder: unknown collective refused");
+
+	/* messages whose step an algorithm rewrote after adding them are sorted, blocks follow */
+	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
+	tc_sched_step(sc);
+	tc_sched_step(sc);
+	tc_sched_msg(sc, 0, 1, NULL);
+	tc_sched_blk(sc, 0, 1);
+	tc_sched_blk(sc, 0, 5);
+	tc_sched_msg(sc, 2, 3, NULL);
+	tc_sched_blk(sc, 2, 3);
+	sc->msgs[1].step = 0;
+	err = tc_sched_finish(sc);
+	tap_ok(err == 0 && sc->nsteps == 2 && sc->msgs[0].src == 2 && sc->msgs[0].step == 0 && sc->msgs[0].blk_off == 0 &&
+		       sc->blks[0].a == 2 && sc->blks[0].b == 3 && sc->msgs[1].src == 0 && sc->msgs[1].blk_off == 1 &&
+		       sc->msgs[1].nblk == 2 && sc->blks[2].b == 5,
+	       "builder: finish sorts messages by step and moves their blocks along");
+	tc_sched_free(sc);
 }
 
 /* ------------------------------------------------ hand-built schedules */
