@@ -230,7 +230,7 @@ static int64_t o2_anneal(struct o2 *g, int64_t bound, uint64_t rng, int64_t wmax
  * the lock-step cost reached or -ENOMEM. */
 static int64_t o2_search(struct o2 *g, int64_t bound)
 {
-	long budget = (long)g->nvars * g->S <= 4000 ? 1000000 : 40000 + 400L * g->nvars;
+	long budget = (long)g->nvars * g->S <= 4000 ? 400000 : 40000 + 400L * g->nvars;
 	uint8_t *seq = malloc((size_t)g->nvars * g->S);
 	int8_t *sa = malloc(g->nvars), *sb = malloc(g->nvars);
 	int64_t c1, c2;
@@ -437,7 +437,8 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	}
 	err = o2_setup(&g, shape->dims[0], shape->ndims > 1 ? shape->dims[1] : 1, shape->wrap_mask & 1,
 		       shape->ndims > 1 && (shape->wrap_mask & 2));
-	if (!err && g.wrapx && (g.c < 2 || g.wrapy)) {
+	/* (a side of 2: the diagonal neighbour is 2 one-hop steps away whatever the timetable) */
+	if (!err && g.wrapx && (g.c < 2 || g.wrapy) && g.r > 2 && g.c != 2) {
 		long long X = (long long)g.c * (g.r * g.r / 4), Y = (long long)g.r * (g.c * g.c / 4);
 		int64_t bound = ((X > Y ? X : Y) + 1) / 2, c1 = o2_search(&g, bound);
 		struct o2 t = { .sh = shape };
