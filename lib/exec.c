@@ -598,9 +598,12 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 		return tc_err(ret, "%s %s: plan for node %d: %s", tc_coll_name[id], s->algo, comm->rank,
 			      *tc_sched_last_error() ? tc_sched_last_error() : tc_strerror(ret));
 	ret = comm->ops->buffer(comm, p->buf_bytes, &vbase);
-	if (ret)
-		return tc_err(ret, "%s %s: %s buffer of %zu bytes: %s", tc_coll_name[id], s->algo, comm->ops->name,
-			      p->buf_bytes, tc_strerror(ret));
+	if (ret) {
+		char detail[256];
+
+		snprintf(detail, sizeof(detail), "%s", tc_last_error());
+		return tc_err(ret, "%s %s m=%zu: %s", tc_coll_name[id], s->algo, m, detail);
+	}
 	base = vbase;
 
 	if (id == TC_ALLTOALL)
@@ -618,8 +621,11 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 				tc_stage_copy(p, &p->stages[k], base, 1);
 		ret = comm->ops->post(comm, x, n);
 		if (ret) {
+			char detail[256];
+
+			snprintf(detail, sizeof(detail), "%s", tc_last_error());
 			tc_err(ret, "%s %s: step %u: posting %u transfers failed: %s", tc_coll_name[id], s->algo,
-			       p->step_id[i], n, tc_strerror(ret));
+			       p->step_id[i], n, detail);
 			goto err_broken;
 		}
 		ret = comm->ops->wait(comm, n, comm->timeout_ms, &we);

@@ -418,6 +418,56 @@ next:
 	}
 }
 
+/*
+ * A block size whose layout does not fit the node's buffer matrix fails
+ * before anything is posted (-ENOSPC, naming both sizes), and the
+ * communicator's queries match the fabric.
+ */
+static void run_enospc(int ctl)
+{
+	const struct fab_case *fc = &cases[1]; /* 4x4 torus, default 1 MiB matrix */
+	struct tc_comm_attr attr = { .size = sizeof(attr), .transport = TC_TRANSPORT_DEV, .node = 5 };
+	int dims[TC_MAX_DIMS], coords[TC_MAX_DIMS], nb[2 * TC_MAX_DIMS];
+	size_t m = 64 * 1024;
+	unsigned int wrap;
+	__u32 id = 0, nodes = 0;
+	tc_comm_t *comm;
+	char *snd = NULL, *rcv = NULL;
+	int ret;
+
+	ret = fabric_create(ctl, fc, &id, &nodes);
+	if (ret) {
+		tap_ok(0, "%s: TORUS_IOC_FABRIC_CREATE: %s", fc->label, strerror(-ret));
+		return;
+	}
+	attr.fabric_id = id;
+	ret = tc_comm_create(&attr, &comm);
+	if (ret) {
+		tap_ok(0, "4x4 node 5: tc_comm_create: %s", tc_last_error());
+		goto out;
+	}
+	tc_comm_dims(comm, dims, &wrap);
+	tc_comm_coords(comm, coords);
+	tc_comm_neighbors(comm, nb);
+	tap_ok(tc_comm_rank(comm) == 5 && tc_comm_size(comm) == 16 && dims[0] == 4 && dims[1] == 4 && wrap == 3 &&
+		       coords[0] == 1 && coords[1] == 1 && nb[0] == 9 && nb[1] == 1 && nb[2] == 6 && nb[3] == 4 &&
+		       nb[4] == -1 && tc_comm_port_model(comm) == TC_ALL_PORT &&
+		       !strcmp(tc_comm_transport_name(comm), "dev"),
+	       "4x4 node 5 over the device: rank, size, dims, wrap, coords, neighbours, port model");
+	snd = calloc(16, m);
+	rcv = calloc(16, m);
+	ret = snd && rcv ? tc_alltoall(comm, snd, rcv, m) : -ENOMEM;
+	tap_ok(ret == -ENOSPC && strstr(tc_last_error(), "buffer matrix"), "m=64 KiB on a 1 MiB matrix -> -ENOSPC before posting (%s)",
+	       tc_last_error());
+	free(snd);
+	free(rcv);
+	tc_comm_destroy(comm);
+out:
+	ret = fabric_destroy(ctl, id);
+	if (ret)
+		tap_diag("destroying fabric %u: %s", id, strerror(-ret));
+}
+
 int main(void)
 {
 	const char *env = getenv("COLL_DEV_ALGOS");
@@ -440,6 +490,7 @@ int main(void)
 			run_case(ctl, &cases[i], TC_ALLTOALL, t);
 		run_case(ctl, &cases[i], TC_ALLGATHER, getenv("COLL_DEV_AG_ALGO") ? getenv("COLL_DEV_AG_ALGO") : "auto");
 	}
+	run_enospc(ctl);
 	run_failures(ctl);
 	close(ctl);
 	return tap_done();
