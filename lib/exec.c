@@ -125,20 +125,20 @@ static void tc_blkmap_free(struct tc_blkmap *h)
 	free(h->inst);
 }
 
+static uint64_t tc_blk_key(const struct tc_blk *b)
+{
+	return ((uint64_t)(uint32_t)b->a << 32 | (uint32_t)b->b) + 1;
+}
+
 /* Slot of key: its entry, or the empty entry where it would go. */
 static uint32_t tc_blkmap_slot(const struct tc_blkmap *h, const struct tc_blk *b)
 {
-	uint64_t key = ((uint64_t)(uint32_t)b->a << 32 | (uint32_t)b->b) + 1;
+	uint64_t key = tc_blk_key(b);
 	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (h->cap - 1);
 
 	while (h->keys[i] && h->keys[i] != key)
 		i = (i + 1) & (h->cap - 1);
 	return i;
-}
-
-static uint64_t tc_blk_key(const struct tc_blk *b)
-{
-	return ((uint64_t)(uint32_t)b->a << 32 | (uint32_t)b->b) + 1;
 }
 
 struct tc_plan_ctx {
