@@ -1,22 +1,34 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * opt2d: complete exchange on any 2D r x c torus or mesh (and any ring) with
- * one-hop messages along shortest paths in floor(r/2) + floor(c/2) steps.
- * architecture.md ("The algorithms"): the bound
- * ceil(max(c*floor(r^2/4), r*floor(c^2/4)) / 2) blocks is reachable on every
- * torus from 3x3 to 16x16; padding costs 1.3x to 4.3x.
+ * one-hop messages along shortest paths in floor(r/2) + floor(c/2) steps (the
+ * diameter; on a mesh (r-1) + (c-1)). architecture.md ("The algorithms"): on a
+ * torus the bound is ceil(max(c*floor(r^2/4), r*floor(c^2/4)) / 2) blocks
+ * (Lemma 1 generalised; cost.c derives the same from the bisection), where
+ * padding costs 1.3x to 4.3x.
  *
- * Every block travels one dimension, then the other, one hop per step along a
- * shortest path, on a fixed timetable (S = floor(r/2) + floor(c/2) steps):
- *   x first: its |dx| x-hops in steps 1..|dx|, its |dy| y-hops in the last
- *            |dy| steps S-|dy|+1..S;
- *   y first: the mirror image.
- * The two halves of a step's traffic (blocks starting, blocks finishing) thus
- * interleave, and a link of step s carries the blocks whose distance is at
- * least s plus those whose distance is at least S+1-s. Which blocks go x
- * first, and which way a tie (offset exactly half an even ring) goes, is
- * chosen per offset and per origin parity so that in every step every link of
- * the busier dimension carries the same load: see choose().
+ * A block's route is a timetable: for each of the S steps, a hop (+x, -x, +y,
+ * -y) or a wait, with |dx| x-hops and |dy| y-hops in the directions of a
+ * shortest path (either way round for a tie, half an even ring). On a torus
+ * every node sees the same offsets, so the timetable is chosen per offset and
+ * per origin parity (the parity of each even side: ties must be split by node
+ * parity), and a step's load on a link depends only on the timetables and the
+ * link's parity class: the lock-step cost (sum over steps of the busiest
+ * link's load) is computed on r*c*4 variables, not P^2 blocks, and every
+ * node's step then has the same duration, so the cost model's critical path
+ * equals it.
+ *
+ * Start: x first (x-hops in steps 1..|dx|, y-hops in the last |dy| steps)
+ * when |dx| > |dy| or (|dx| = |dy| and the signs agree), else y first: exact
+ * on odd x odd tori (x and y loads equal step by step by the (a,b) <-> (b,a)
+ * symmetry). Then simulated annealing (moving a hop to another step, or a tie
+ * to the other direction), deterministic, two rounds (lock-step cost guided
+ * by the sum of squared loads; then the plain cost) and, when that misses the
+ * bound, the same on the transposed torus. Measured on the 196 tori 3x3..16x16:
+ * 161 at the bound, the rest within 1.075 (6x6: 29 for 27); the misses have
+ * two even sides, but for 15x16 and 16x15 (1.002). Meshes keep the starting timetables (no search yet).
+ * An even ring is Algorithm AR (000 Sec. III): a one-hop relay cannot split
+ * the antipode's two hops; odd rings are one-hop relays at the bound.
  */
 #include <errno.h>
 #include <math.h>
