@@ -15,7 +15,11 @@
  * vertical links; the two feeders choose what to pass (forward/backward
  * switching) so that every packet reaches it once and each link carries one
  * packet per step. Odd n1 with even n2 runs on the transposed torus; of two
- * even sides the smaller one is used as n1 (fewer steps).
+ * even sides the smaller one is used as n1 (fewer steps). Both sides odd (the
+ * paper's "inserting one special row") is not implemented: the row that
+ * keeps columns 0 and 1 connected leaves its other PUs with a single feeder
+ * per cycle, which halves the feeding rate; -EOPNOTSUPP (gossip-ham2 covers
+ * odd x odd tori optimally with two half packets).
  *
  * d-D, d >= 3 (Theorem 3 for d = 3 and Theorem 4: P/(2d) + P/(2*n1) + 1
  * steps when n2..nd are multiples of d): the "reactor" cycles. Cycle j starts
