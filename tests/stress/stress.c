@@ -411,6 +411,61 @@ static void st_sigkill(int ctl)
 		  rounds, tv_now() - t0, why[0] ? ": " : "", why);
 }
 
+/* --- 4b: a closed node receives nothing --------------------------------- */
+
+/*
+ * A message sent to a node nobody has open must not be waiting for the
+ * next process that opens it (it would match that process's receive: a
+ * stale payload, silently). Found through tests/stress/faults.c: after a
+ * failed alltoall, survivors' sends parked in closed nodes' FIFOs.
+ */
+static void st_closed_node_receives_nothing(int ctl)
+{
+	struct tv_fabric f;
+	struct torus_seg s = { .offset = 0, .length = 100 };
+	struct torus_desc x;
+	struct torus_cqe e;
+	int hops[TORUS_MAX_DIMS] = { 0 };
+	__u32 posted;
+	int ret, got;
+
+	ret = st_fabric(&f, ctl, 2, 2);
+	if (ret) {
+		st_result(0, "closed node: fabric: %s", strerror(-ret));
+		return;
+	}
+	munmap(f.map[1], f.map_len);
+	close(f.fd[1]);
+	f.map[1] = NULL;
+	f.fd[1] = -1;
+	tv_route(&f, 0, 1, hops);
+	tv_fill(f.map[0], 100, 77);
+	tv_send_desc(&x, 1, 77, &s, 1, 0);
+	ret = tv_post(f.fd[0], &x, 1, &posted);
+	if (!ret)
+		ret = tv_wait(f.fd[0], &e, 1, 1, TV_WAIT_NS) == 1 ? 0 : -ETIMEDOUT;
+	f.fd[1] = tv_node_open(f.id, 1);
+	f.map[1] = f.fd[1] < 0 ? MAP_FAILED :
+		   mmap(NULL, f.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd[1], 0);
+	if (ret || f.map[1] == MAP_FAILED) {
+		st_result(0, "closed node: send or reopen failed: %s", strerror(ret ? -ret : errno));
+		f.map[1] = NULL;
+		tv_fabric_free(&f);
+		return;
+	}
+	tv_recv_desc(&x, tv_arrival_port(&f, hops), 77, &s, 1, 0);
+	ret = tv_post(f.fd[1], &x, 1, &posted);
+	got = ret ? ret : tv_wait(f.fd[1], &e, 1, 1, 300ULL * 1000 * 1000);
+	st_result(got == -ETIMEDOUT,
+		  "a message sent while the node was closed is not delivered to its next opener (receive: %s%s)",
+		  got == 1 ? "completed with the stale message" : got == -ETIMEDOUT ? "nothing, as it should" :
+		  strerror(-got), got == 1 && tv_check(f.map[1], 100, 77) < 0 ? ", its bytes" : "");
+	tv_fabric_free(&f);
+	free(f.fd);
+	free(f.map);
+	free(f.q);
+}
+
 /* --- 5: destroy racing with open ---------------------------------------- */
 
 struct st_opener {
@@ -805,7 +860,7 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	printf("TAP version 13\n1..8\n");
+	printf("TAP version 13\n1..9\n");
 	ctl = tv_ctl_open();
 	if (ctl < 0) {
 		printf("not ok 1 - /dev/" TORUS_CTL_NAME ": %s (torus.ko not loaded)\n", strerror(-ctl));
@@ -824,6 +879,7 @@ int main(int argc, char **argv)
 	free(f.q);
 	st_close_during_traffic(ctl);
 	st_sigkill(ctl);
+	st_closed_node_receives_nothing(ctl);
 	st_destroy_vs_open(ctl);
 	st_failslab(ctl);
 	close(ctl);

@@ -2,7 +2,7 @@
 # The fuzzer and the stress test run inside the guest with the other guest
 # tests: they are built into $(O)/tests/vm/, where tests/vm/run-guest runs
 # every executable.
-STRESS_BINS := $(O)/tests/vm/fuzz $(O)/tests/vm/stress
+STRESS_BINS := $(O)/tests/vm/fuzz $(O)/tests/vm/stress $(O)/tests/vm/faults
 STRESS_CFLAGS := $(TC_CFLAGS) -Itests/vm
 
 all: $(STRESS_BINS)
@@ -14,6 +14,11 @@ $(O)/tests/vm/fuzz: tests/stress/fuzz.c include/uapi/torus.h
 $(O)/tests/vm/stress: tests/stress/stress.c tests/vm/torus_util.h include/uapi/torus.h
 	@mkdir -p $(@D); rm -f $@
 	$(CC) $(STRESS_CFLAGS) -o $@ $< $(LDLIBS_TC)
+
+# faults drives the library over the device: it links libtoruscoll.
+$(O)/tests/vm/faults: tests/stress/faults.c tests/vm/torus_util.h include/uapi/torus.h $(LIB_A)
+	@mkdir -p $(@D); rm -f $@
+	$(CC) $(STRESS_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
 
 .PHONY: check-debug debug-kernel
 
