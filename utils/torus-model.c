@@ -78,6 +78,11 @@ static void measure(const char *const *names, const struct tc_shape *sh, struct 
 		snprintf(r->why, sizeof(r->why), "%s", why ? why : tc_sched_last_error());
 		return;
 	}
+	if (!s || !s->step_first) {
+		r->err = -EPROTO;
+		snprintf(r->why, sizeof(r->why), "%s: build returned no finished schedule", r->algo);
+		return;
+	}
 	r->steps = s->nsteps;
 	r->blks = s->nblks;
 	t0 = now();

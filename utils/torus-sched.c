@@ -351,6 +351,11 @@ int main(int argc, char **argv)
 			why ? why : tc_sched_last_error());
 		return 4;
 	}
+	if (!s || !s->step_first) {
+		fprintf(stderr, "torus-sched: %s: build returned no finished schedule\n", algo->name);
+		tc_sched_free(s);
+		return 4;
+	}
 	t0 = now();
 	err = tc_verify(s, &rep);
 	t_verify = now() - t0;
