@@ -98,24 +98,16 @@ static int ap_parity(const struct tc_ap *ap, int node, int d, int g)
 	return (ap->coords[(size_t)node * ap->ndims + d] / g) & 1;
 }
 
-/* A block arrived at node with remaining offset e: file it. */
-static int ap_arrive(struct tc_ap *ap, int node, int d, int g, const struct tc_ap_item *it, int32_t e, int which)
-{
-	int prim;
-
-	if (!e)
-		return vec_push(&ap->next[node], it->a, it->b, 0);
-	if (which < 0) {
-		prim = ap_parity(ap, node, d, g) ? -1 : 1;
-		which = (e > 0) == (prim > 0) ? AP_PRI : AP_SEC;
-	}
-	return vec_push(ap_list(ap, node, d, which), it->a, it->b, e);
-}
-
-/* Emit one message of node along dimension d carrying v; hops logical hops of stride g. */
+/*
+ * Emit one message of node along dimension d carrying v (hops logical hops of
+ * stride g) and file every block at the receiver: delivered for this phase
+ * (remaining offset 0), else in list which (relays: AP_INC), or for Stage 1
+ * (which < 0) in the receiver's primary or secondary list by direction.
+ */
 static int ap_emit(struct tc_ap *ap, int node, int d, int g, int hops, struct tc_ap_vec *v, int which)
 {
 	int8_t route[TC_MAX_DIMS] = { 0 };
+	struct tc_ap_vec *done, *pos, *neg;
 	int dst, err;
 
 	if (!v->n)
@@ -127,11 +119,22 @@ static int ap_emit(struct tc_ap *ap, int node, int d, int g, int hops, struct tc
 	err = tc_sched_msg(ap->s, node, dst, route);
 	if (err < 0)
 		return err;
+	done = &ap->next[dst];
+	if (which >= 0) {
+		pos = neg = ap_list(ap, dst, d, which);
+	} else {
+		int even = !ap_parity(ap, dst, d, g); /* primary direction + */
+
+		pos = ap_list(ap, dst, d, even ? AP_PRI : AP_SEC);
+		neg = ap_list(ap, dst, d, even ? AP_SEC : AP_PRI);
+	}
 	for (uint32_t i = 0; i < v->n; i++) {
-		err = tc_sched_blk(ap->s, v->v[i].a, v->v[i].b);
-		if (err)
-			return err;
-		err = ap_arrive(ap, dst, d, g, &v->v[i], v->v[i].e - hops, which);
+		const struct tc_ap_item *it = &v->v[i];
+		int32_t e = it->e - hops;
+
+		err = tc_sched_blk(ap->s, it->a, it->b);
+		if (!err)
+			err = vec_push(!e ? done : e > 0 ? pos : neg, it->a, it->b, e);
 		if (err)
 			return err;
 	}
