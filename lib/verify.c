@@ -104,10 +104,13 @@ static int dist_tab_init(struct dist_tab *t, const struct tc_shape *sh)
 		if (!t->ring[d])
 			return -ENOMEM;
 		/* differences run from -(n-1) to n-1; a mesh distance is |x| */
-		for (int x = -n; x < n; x++)
-			t->ring[d][x + n] = x == -n ? 0 :
-					    (sh->wrap_mask & (1u << d)) ? (uint8_t)abs(tc_shape_delta(sh, d, 0, x < 0 ? x + n : x)) :
-									   (uint8_t)abs(x);
+		for (int x = -n; x < n; x++) {
+			int dist = abs(x);
+
+			if (sh->wrap_mask & (1u << d))
+				dist = abs(tc_shape_delta(sh, d, 0, x < 0 ? x + n : x));
+			t->ring[d][x + n] = (uint8_t)dist;
+		}
 	}
 	return 0;
 }
@@ -320,8 +323,10 @@ static int check_alltoall(struct vstate *v)
 					break;
 				}
 				if (shortest) {
+					uint32_t want = node_dist(sh, &v->dt, b->a, b->b);
+
 					hops += len;
-					if (hops + node_dist(sh, &v->dt, m->dst, b->b) != (uint32_t)node_dist(sh, &v->dt, b->a, b->b)) {
+					if (hops + node_dist(sh, &v->dt, m->dst, b->b) != want) {
 						violation(v, st, "step %u: message %d -> %d: block {%d,%d} leaves a shortest path (SHORTEST claimed)",
 							  st, m->src, m->dst, b->a, b->b);
 						v->data_failed = 1;
