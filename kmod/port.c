@@ -13,6 +13,9 @@
 
 #include "torus.h"
 
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
 struct torus_engine *torus_node_engine(struct torus_node *n, u32 port)
 {
 	return torus_one_port(n->fab) ? &n->eng1 : &n->ports[port].eng;
@@ -72,6 +75,11 @@ static void __torus_complete(struct torus_kdesc *d, int status, u64 bytes, u32 p
 		.t_end_ns = t_end,
 	};
 
+	trace_torus_complete(d->node->fab->id, d->node->id, d->port, d->op, peer, tag, e.bytes,
+			     status, t_start, t_end);
+	if (status)
+		trace_torus_error(d->node->fab->id, d->node->id, d->port, d->op, peer, tag, e.bytes,
+				  status, t_start, t_end);
 	torus_cq_complete(d->node, &e);
 }
 
@@ -209,6 +217,7 @@ static bool torus_engine_step(struct torus_engine *eng)
 	}
 	__torus_unqueue_send(d);
 	__torus_charge(f, d, dst, d->delayed ? delay : 0, &t0, &t1);
+	trace_torus_start(f->id, src->id, d->port, d->op, d->dst, d->tag, d->len);
 	if (torus_one_port(f))
 		dst->rx_busy = true;
 	spin_unlock(&f->lock);
@@ -428,6 +437,8 @@ static int torus_post_one(struct torus_node *n, const struct torus_desc *ud, u32
 			__torus_wake_waiters(&rp->waiters);
 		}
 	}
+	/* under the lock: once it is dropped an engine may complete and free @d */
+	trace_torus_post(f->id, n->id, d->port, d->op, send ? d->dst : 0, d->tag, d->len);
 	spin_unlock(&f->lock);
 	if (msg)
 		torus_fifo_deliver(f, rp, msg, d);

@@ -73,6 +73,8 @@ static int st_fabric(struct tv_fabric *f, int ctl, uint32_t d0, uint32_t d1)
 	return tv_fabric_new(f, ctl, &c);
 }
 
+static int st_write(const char *path, const char *val);
+
 /* --- 1: unknown commands ------------------------------------------------- */
 
 /* Command types the VFS itself answers for any file (FIOCLEX and friends). */
@@ -464,6 +466,74 @@ static void st_closed_node_receives_nothing(int ctl)
 	free(f.fd);
 	free(f.map);
 	free(f.q);
+}
+
+/* --- 4c: tracepoints ----------------------------------------------------- */
+
+/* The torus:* events (kmod/trace.h) show a message's post, start and completion, and an error. */
+static void st_tracepoints(int ctl)
+{
+	const char *tr = "/sys/kernel/tracing";
+	char path[128], buf[65536];
+	struct tv_fabric f;
+	struct torus_seg s = { .offset = 0, .length = 64 };
+	struct torus_desc x[2];
+	struct torus_cqe e;
+	int hops[TORUS_MAX_DIMS] = { 0 };
+	__u32 posted;
+	ssize_t len = 0, r;
+	int fd, ret, okp, oks, okc, oke;
+
+	snprintf(path, sizeof(path), "%s/events/torus/enable", tr);
+	if (access(path, F_OK)) {
+		mount("tracefs", tr, "tracefs", 0, NULL);
+		if (access(path, F_OK)) {
+			st_skip("tracepoints torus:post/start/complete/error",
+				"no tracefs or no torus events on this kernel");
+			return;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/trace", tr);
+	st_write(path, "");
+	snprintf(path, sizeof(path), "%s/events/torus/enable", tr);
+	st_write(path, "1");
+	ret = st_fabric(&f, ctl, 2, 2);
+	if (!ret) {
+		struct torus_link_fault lf = { .size = sizeof(lf), .flags = TORUS_FAULT_DOWN,
+					       .fabric_id = f.id, .node_id = 0 };
+
+		tv_route(&f, 0, 1, hops);
+		tv_recv_desc(&x[1], tv_arrival_port(&f, hops), 3, &s, 1, 0);
+		tv_send_desc(&x[0], 1, 3, &s, 1, 0);
+		if (tv_post(f.fd[1], &x[1], 1, &posted) || tv_post(f.fd[0], &x[0], 1, &posted) ||
+		    tv_wait(f.fd[1], &e, 1, 1, TV_WAIT_NS) != 1 || tv_wait(f.fd[0], &e, 1, 1, TV_WAIT_NS) != 1)
+			ret = -EIO;
+		/* and one that fails: the first link of its route is down */
+		lf.port = tv_first_port(&f, hops);
+		if (!ret && !tv_ioctl(ctl, TORUS_IOC_LINK_FAULT, &lf) &&
+		    !tv_post(f.fd[0], &x[0], 1, &posted))
+			tv_wait(f.fd[0], &e, 1, 1, TV_WAIT_NS);
+		tv_fabric_free(&f);
+		free(f.fd);
+		free(f.map);
+		free(f.q);
+	}
+	st_write(path, "0");
+	snprintf(path, sizeof(path), "%s/trace", tr);
+	fd = open(path, O_RDONLY);
+	while (fd >= 0 && len < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += r;
+	if (fd >= 0)
+		close(fd);
+	buf[len] = 0;
+	okp = strstr(buf, "torus_post:") != NULL;
+	oks = strstr(buf, "torus_start:") != NULL;
+	okc = strstr(buf, "torus_complete:") != NULL;
+	oke = strstr(buf, "torus_error:") != NULL && strstr(buf, "status=-67") != NULL;
+	st_result(!ret && okp && oks && okc && oke,
+		  "tracepoints: torus_post %s, torus_start %s, torus_complete %s, torus_error (ENOLINK) %s",
+		  okp ? "seen" : "MISSING", oks ? "seen" : "MISSING", okc ? "seen" : "MISSING",
+		  oke ? "seen" : "MISSING");
 }
 
 /* --- 5: destroy racing with open ---------------------------------------- */
@@ -860,7 +930,7 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	printf("TAP version 13\n1..9\n");
+	printf("TAP version 13\n1..10\n");
 	ctl = tv_ctl_open();
 	if (ctl < 0) {
 		printf("not ok 1 - /dev/" TORUS_CTL_NAME ": %s (torus.ko not loaded)\n", strerror(-ctl));
@@ -880,6 +950,7 @@ int main(int argc, char **argv)
 	st_close_during_traffic(ctl);
 	st_sigkill(ctl);
 	st_closed_node_receives_nothing(ctl);
+	st_tracepoints(ctl);
 	st_destroy_vs_open(ctl);
 	st_failslab(ctl);
 	close(ctl);
