@@ -20,7 +20,7 @@
 
 #define FT_P		8
 #define FT_BLOCK	512
-#define FT_TIMEOUT_MS	2000
+#define FT_TIMEOUT_MS	3000
 #define FT_DELAY_NS	(40ULL * 1000 * 1000)
 
 struct ft_res {
