@@ -53,11 +53,11 @@ static void __tc_cache_build(struct tc_cache_entry *e)
 		snprintf(e->why, sizeof(e->why), "%s", why ? why : tc_sched_last_error());
 		return;
 	}
-	if (!s || !s->step_first || s->coll != e->coll) {
+	if (!s || !s->step_first || s->coll != e->coll || !same_shape(&s->shape, &e->shape)) {
 		tc_sched_free(s);
 		e->err = -EPROTO;
-		snprintf(e->why, sizeof(e->why), "%s: build returned no finished %s schedule", e->algo->name,
-			 s ? "matching" : "");
+		snprintf(e->why, sizeof(e->why), "%s: build returned no finished schedule of this collective and shape",
+			 e->algo->name);
 		return;
 	}
 	err = tc_verify(s, &r);

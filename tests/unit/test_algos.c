@@ -124,8 +124,10 @@ static void run_one(const struct tc_algo *a, const struct shape_case *c)
 		tap_ok(0, "%s %s: build failed %d: %s", a->name, name, err, why ? why : tc_sched_last_error());
 		return;
 	}
-	if (!s || !s->step_first || s->coll != a->coll) {
-		tap_ok(0, "%s %s: build returned no finished schedule of its collective", a->name, name);
+	if (!s || !s->step_first || s->coll != a->coll || s->shape.nodes != sh.nodes ||
+	    s->shape.wrap_mask != sh.wrap_mask || s->shape.one_port != sh.one_port ||
+	    memcmp(s->shape.dims, sh.dims, sizeof(sh.dims))) {
+		tap_ok(0, "%s %s: build returned no finished schedule of its collective and shape", a->name, name);
 		tc_sched_free(s);
 		return;
 	}
