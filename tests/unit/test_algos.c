@@ -11,6 +11,7 @@
  * the wrong place or in the wrong order is caught.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,39 @@ static void test_auto_and_cache(void)
 	}
 }
 
+struct getter {
+	struct tc_shape shape;
+	const struct tc_sched *got;
+	int err;
+};
+
+static void *get_thread(void *arg)
+{
+	struct getter *g = arg;
+	const char *why;
+
+	g->err = tc_sched_get(TC_COLL_ALLTOALL, &tc_algo_pairwise, &g->shape, &g->got, &why);
+	return NULL;
+}
+
+/* Threads asking for the same new schedule at once all get the one built. */
+static void test_cache_threads(void)
+{
+	struct getter g[4];
+	pthread_t th[4];
+	int same = 1;
+
+	for (int i = 0; i < 4; i++) {
+		tc_shape_parse(&g[i].shape, "6x7", 0, 0);
+		pthread_create(&th[i], NULL, get_thread, &g[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		same &= !g[i].err && g[i].got == g[0].got;
+	}
+	tap_ok(same && g[0].got, "cache: 4 threads asking for pairwise 6x7 at once share one schedule");
+}
+
 int main(int argc, char **argv)
 {
 	struct timespec t0, t1;
@@ -195,8 +229,10 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
 			run_one(tc_algos[i], &shapes[k]);
 	}
-	if (argc == 1 || !strcmp(argv[1], "auto"))
+	if (argc == 1 || !strcmp(argv[1], "auto")) {
 		test_auto_and_cache();
+		test_cache_threads();
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	tap_diag("%.2f s", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return tap_done();
