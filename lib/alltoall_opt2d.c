@@ -348,7 +348,7 @@ static int o2_block_search(struct o2 *g, int P, const int *nb, const int32_t *va
 {
 	const int S = g->S;
 	struct o2m m = { .P = P, .S = S, .nb = nb, .seq = bseq };
-	long budget = 200000 + 20L * P * P;
+	long budget = 200000 + 20L * P * P > 2000000 ? 2000000 : 200000 + 20L * P * P;
 	uint64_t rng = 0x5851f42d4c957f2dull;
 	double T = 1.0, decay = pow(0.05, 1.0 / (double)budget);
 	uint8_t *best = malloc((size_t)P * P * S), tmp[256];
