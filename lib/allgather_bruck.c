@@ -62,17 +62,9 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			goto err_free;
 	}
 	err = tc_sched_finish(s);
-	if (err < 0)
-		goto err_free;
-	free(m);
-	*out = s;
-	return 0;
-
 err_free:
-	free(m);
-	tc_sched_free(s);
-	*why = err == -ENOMEM ? "bruck: out of memory" : "bruck: building the schedule failed";
-	return err;
+	return tc_direct_done(s, m, err, out, why, "bruck: out of memory",
+			       "bruck: building the schedule failed");
 }
 
 const struct tc_algo tc_algo_bruck_ag = {

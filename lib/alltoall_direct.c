@@ -94,17 +94,9 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	err = shape->one_port ? build_one_port(s, m) : build_all_port(s, m);
 	if (err >= 0)
 		err = tc_sched_finish(s);
-	if (err < 0)
-		goto err_free;
-	free(m);
-	*out = s;
-	return 0;
-
 err_free:
-	free(m);
-	tc_sched_free(s);
-	*why = err == -ENOMEM ? "direct: out of memory" : "direct: building the schedule failed";
-	return err;
+	return tc_direct_done(s, m, err, out, why, "direct: out of memory",
+			       "direct: building the schedule failed");
 }
 
 const struct tc_algo tc_algo_direct = {

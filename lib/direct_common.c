@@ -103,3 +103,16 @@ int tc_direct_emit_step(struct tc_sched *s, struct tc_dmsg *m, size_t n, tc_dire
 	}
 	return 0;
 }
+
+int tc_direct_done(struct tc_sched *s, struct tc_dmsg *m, int err, struct tc_sched **out, const char **why,
+		   const char *oom_why, const char *fail_why)
+{
+	free(m);
+	if (err >= 0) {
+		*out = s;
+		return 0;
+	}
+	tc_sched_free(s);
+	*why = err == -ENOMEM ? oom_why : fail_why;
+	return err;
+}
