@@ -60,16 +60,6 @@ struct tc_auto_entry {
 static pthread_mutex_t tc_auto_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tc_auto_entry *tc_auto_head; /* protected by tc_auto_lock */
 
-static int same_shape(const struct tc_shape *a, const struct tc_shape *b)
-{
-	if (a->ndims != b->ndims || a->wrap_mask != b->wrap_mask || a->one_port != b->one_port)
-		return 0;
-	for (int d = 0; d < a->ndims; d++)
-		if (a->dims[d] != b->dims[d])
-			return 0;
-	return 1;
-}
-
 static const struct tc_algo *first_that_builds(enum tc_coll coll, const struct tc_shape *shape,
 					       const struct tc_algo *const *list)
 {
@@ -146,7 +136,7 @@ const struct tc_algo *tc_algo_auto(enum tc_coll coll, const struct tc_shape *sha
 		bucket <<= 1;
 	pthread_mutex_lock(&tc_auto_lock);
 	for (e = tc_auto_head; e; e = e->next)
-		if (e->coll == coll && e->bucket == bucket && same_shape(&e->shape, shape))
+		if (e->coll == coll && e->bucket == bucket && tc_shape_equal(&e->shape, shape))
 			break;
 	if (e) {
 		a = e->algo;

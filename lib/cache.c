@@ -29,16 +29,6 @@ struct tc_cache_entry {
 static pthread_mutex_t tc_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tc_cache_entry *tc_cache_head; /* protected by tc_cache_lock */
 
-static int same_shape(const struct tc_shape *a, const struct tc_shape *b)
-{
-	if (a->ndims != b->ndims || a->wrap_mask != b->wrap_mask || a->one_port != b->one_port)
-		return 0;
-	for (int d = 0; d < a->ndims; d++)
-		if (a->dims[d] != b->dims[d])
-			return 0;
-	return 1;
-}
-
 /* Build, verify; on failure fill e->err and e->why. Caller holds tc_cache_lock. */
 static void __tc_cache_build(struct tc_cache_entry *e)
 {
@@ -53,7 +43,7 @@ static void __tc_cache_build(struct tc_cache_entry *e)
 		snprintf(e->why, sizeof(e->why), "%s", why ? why : tc_sched_last_error());
 		return;
 	}
-	if (!s || !s->step_first || s->coll != e->coll || !same_shape(&s->shape, &e->shape)) {
+	if (!s || !s->step_first || s->coll != e->coll || !tc_shape_equal(&s->shape, &e->shape)) {
 		tc_sched_free(s);
 		e->err = -EPROTO;
 		snprintf(e->why, sizeof(e->why), "%s: build returned no finished schedule of this collective and shape",
@@ -91,7 +81,7 @@ int tc_sched_get(enum tc_coll coll, const struct tc_algo *algo, const struct tc_
 	}
 	pthread_mutex_lock(&tc_cache_lock);
 	for (e = tc_cache_head; e; e = e->next)
-		if (e->coll == coll && e->algo == algo && same_shape(&e->shape, shape))
+		if (e->coll == coll && e->algo == algo && tc_shape_equal(&e->shape, shape))
 			break;
 	if (!e) {
 		e = calloc(1, sizeof(*e));

@@ -46,6 +46,8 @@ struct tc_shape {
 int tc_shape_init(struct tc_shape *s, int ndims, const int *dims, unsigned int wrap_mask, int one_port);
 /* Parse "8x8" / "4x4x4" / "8"; wrap all dims unless mesh. 0 or -EINVAL. */
 int tc_shape_parse(struct tc_shape *s, const char *dims, int mesh, int one_port);
+/* Same dims, wrap mask and port model (nodes follows). */
+int tc_shape_equal(const struct tc_shape *a, const struct tc_shape *b);
 void tc_shape_coords(const struct tc_shape *s, int node, int *coords);
 int tc_shape_node(const struct tc_shape *s, const int *coords); /* coords reduced mod dims */
 /* Node reached from node by route (signed hops per dim); -1 if it leaves a mesh. */

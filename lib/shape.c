@@ -181,3 +181,13 @@ int tc_shape_neighbor(const struct tc_shape *s, int node, int port)
 		return -1;
 	return tc_shape_node(s, c);
 }
+
+int tc_shape_equal(const struct tc_shape *a, const struct tc_shape *b)
+{
+	if (a->ndims != b->ndims || a->wrap_mask != b->wrap_mask || a->one_port != b->one_port)
+		return 0;
+	for (int d = 0; d < a->ndims; d++)
+		if (a->dims[d] != b->dims[d])
+			return 0;
+	return 1;
+}
