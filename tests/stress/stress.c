@@ -31,7 +31,7 @@
 
 static int st_test_no;
 static unsigned int st_rounds = 2000;
-static double st_seconds = 6.0;
+static double st_seconds = 4.0;
 static uint64_t st_rng = 0x5eed;
 
 static uint32_t st_rand(void)
