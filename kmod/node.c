@@ -47,6 +47,7 @@ static int torus_node_open(struct inode *inode, struct file *file)
 		n->mx = mx;
 		spin_lock(&f->lock);
 		n->active = true;
+		n->ever_opened = true;
 		spin_unlock(&f->lock);
 		f->open_nodes++;
 	}

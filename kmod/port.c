@@ -157,7 +157,7 @@ static bool torus_engine_step(struct torus_engine *eng)
 	struct torus_port *rp;
 	struct torus_link *l;
 	u64 delay = 0, t0, t1;
-	bool drop = false;
+	bool drop = false, msg_parked = false;
 	int status = 0;
 	u32 i;
 
@@ -178,6 +178,13 @@ static bool torus_engine_step(struct torus_engine *eng)
 		if (l->fault_flags & TORUS_FAULT_DELAY)
 			delay += l->delay_ns;
 	}
+	/*
+	 * Nobody has the destination open, and a process had it open before:
+	 * its session is over, so the message must not wait for the next
+	 * opener. A node never opened yet (processes still starting) buffers.
+	 */
+	if (!status && !dst->active && dst->ever_opened)
+		status = -ECONNREFUSED;
 	if (status || drop) {
 		for (i = 0; drop && !status && i < d->nhops; i++) {
 			l = torus_link_of(f, d->route[i]);
@@ -251,11 +258,17 @@ static bool torus_engine_step(struct torus_engine *eng)
 	}
 	if (r) {
 		__torus_complete(r, status, d->len, src->id, d->tag, t0, t1);
+	} else if (msg && !dst->active && dst->ever_opened) {
+		/* the destination closed during the copy: nobody will take it */
+		rp->fifo_used -= d->len;
+		__torus_wake_waiters(&rp->waiters);
+		status = -ECONNREFUSED;
 	} else if (msg) {
 		/* a receive posted during the copy did not see the message */
 		late = __torus_claim_recv(rp, d->tag);
 		if (!late)
 			list_add_tail(&msg->list, &rp->fifo);
+		msg_parked = !late;
 	} else {
 		rp->fifo_used -= d->len;
 		__torus_wake_waiters(&rp->waiters);
@@ -265,6 +278,8 @@ static bool torus_engine_step(struct torus_engine *eng)
 
 	if (late)
 		torus_fifo_deliver(f, rp, msg, late);
+	else if (msg && !msg_parked)
+		kvfree(msg);
 	if (r)
 		torus_kdesc_free(r);
 	torus_kdesc_free(d);

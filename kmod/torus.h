@@ -129,6 +129,7 @@ struct torus_node {
 	struct torus_matrix *mx;	/* allocated at first open */
 	/* protected by fab->lock */
 	bool active;			/* open: completions are delivered */
+	bool ever_opened;		/* a session ended: sends to it while closed fail */
 	bool rx_busy;			/* one-port: a receive is in flight */
 	struct list_head rx_waiters;	/* one-port: engines waiting for rx_busy */
 	u64 send_free_ns;		/* one-port: virtual send engine clock */

@@ -60,6 +60,11 @@
  *   -ENOLINK    a link of the route is down (fault knob)
  *   -EHOSTUNREACH  route leaves a mesh (rejected at post as EINVAL instead
  *               when the kernel can tell then)
+ *   -ECONNREFUSED  send: nobody has the destination node open and a process
+ *               had it open before (its session ended); nothing is delivered.
+ *               A node never opened since fabric creation buffers messages
+ *               in its FIFO for its first opener; a node's last close drops
+ *               the messages waiting in its FIFOs.
  */
 #ifndef _UAPI_TORUS_H
 #define _UAPI_TORUS_H
