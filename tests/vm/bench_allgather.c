@@ -8,6 +8,7 @@
  * number after the colon capping m) and each allgather algorithm
  * (bcast-pattern, gossip-ham2, gossip-ham1, ring, saad-schultz, bruck) it
  * prints, for block sizes m = 64 B .. 64 KiB (powers of two):
+ *   - the schedule's steps and the startups on its critical path;
  *   - the cost model's prediction (tc_cost_eval_sizes on the schedule) with
  *     the Intel Paragon parameters (ts 75 us, tw 0.011 us/B, rho 0.014 us/B);
  *   - the same with the fabric's own parameters: ts + one hop per message,
@@ -29,7 +30,7 @@
  * per (algorithm, m) is a warm-up (schedule and plan built), not timed.
  *
  * Usage: bench_allgather [-s SHAPES] [-a ALGOS] [-m MIN] [-M MAX] [-n ITERS]
- *                        [-t TS_NS] [-w TW_PS] [-H HOP_NS]
+ *                        [-t TS_NS] [-w TW_PS] [-H HOP_NS] [-x]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -89,6 +90,7 @@ struct ba_run {
 	int nodes;
 	const char *algo;
 	int nsizes;
+	int corrupt;		/* -x: flip one received byte of node 0 in the first call */
 	size_t sizes[BA_MAX_SIZES];
 	int iters[BA_MAX_SIZES];
 	struct ba_shared *sh;
@@ -245,6 +247,8 @@ static int ba_node(const struct ba_run *r, int rank)
 				span[timed] = q.makespan_ns / 1e3;
 				timed++;
 			}
+			if (r->corrupt && rank == 0 && si == 0 && it == 0)
+				((unsigned char *)recv)[m * r->nodes - 1] ^= 1;
 			for (int o = 0; o < r->nodes; o++) {
 				long bad = ba_check(recv + o * words, words, ba_seed(o, m, it));
 
@@ -379,13 +383,13 @@ static int ba_iters(size_t m, int iters)
 
 /* One shape: fabric, predictions, a run per algorithm, the table. */
 static int ba_shape(int ctl, const struct ba_shape_arg *sa, const char *const *algos, size_t minm, size_t maxm,
-		    int iters, const struct torus_fabric_create *tmpl, struct ba_shared *sh)
+		    int iters, int corrupt, const struct torus_fabric_create *tmpl, struct ba_shared *sh)
 {
 	const struct tc_cost_params paragon = { .ts_us = 75, .tw_us_per_byte = 0.011, .rho_us_per_byte = 0.014 };
 	struct tc_cost_params fab = { 0 };
 	struct torus_fabric_create c = *tmpl;
 	struct torus_fabric_query q;
-	struct ba_run r = { .ctl = ctl, .sh = sh };
+	struct ba_run r = { .ctl = ctl, .sh = sh, .corrupt = corrupt };
 	int bad = 0, ret;
 
 	if (sa->maxm < maxm)
@@ -428,7 +432,7 @@ static int ba_shape(int ctl, const struct ba_shape_arg *sa, const char *const *a
 	printf("\n%s torus (%d nodes): fabric ts %llu ns, tw %llu ps/B, hop %llu ns, matrix %llu KiB per node\n",
 	       sa->label, r.nodes, (unsigned long long)q.ts_ns, (unsigned long long)q.tw_ps,
 	       (unsigned long long)q.hop_ns, (unsigned long long)q.matrix_bytes >> 10);
-	printf("| algo | m (B) | steps | pred. Paragon (us) | pred. fabric (us) | makespan (us) | span min..max (us) | wall/call (us) | calls | checked OK |\n");
+	printf("| algo | m (B) | steps/crit. | pred. Paragon (us) | pred. fabric (us) | makespan (us) | span min..max (us) | wall/call (us) | calls | checked OK |\n");
 	printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	fflush(stdout);
 	for (int a = 0; algos[a]; a++) {
@@ -471,15 +475,15 @@ static int ba_shape(int ctl, const struct ba_shape_arg *sa, const char *const *a
 			char chk[32];
 
 			if (ret || row->err || !row->iters) {
-				printf("| %s | %zu | %u | %.1f | %.2f | ERROR: %s | | | | |\n", algos[a], r.sizes[i],
-				       cost.steps, tp[i], tf[i],
+				printf("| %s | %zu | %u/%u | %.1f | %.2f | ERROR: %s | | | | |\n", algos[a], r.sizes[i],
+				       s->nsteps, cost.steps, tp[i], tf[i],
 				       row->err ? row->why : "node processes failed (see stderr)");
 				bad++;
 				continue;
 			}
 			ba_human(chk, sizeof(chk), (double)row->checked);
-			printf("| %s | %zu | %u | %.1f | %.2f | %.2f | %.2f..%.2f | %.0f | %d | %s |\n", algos[a],
-			       r.sizes[i], cost.steps, tp[i], tf[i], row->span_us, row->span_min_us,
+			printf("| %s | %zu | %u/%u | %.1f | %.2f | %.2f | %.2f..%.2f | %.0f | %d | %s |\n", algos[a],
+			       r.sizes[i], s->nsteps, cost.steps, tp[i], tf[i], row->span_us, row->span_min_us,
 			       row->span_max_us, row->wall_us, row->iters, chk);
 		}
 		fflush(stdout);
@@ -503,7 +507,9 @@ static const char ba_usage[] =
 	"  -a  allgather algorithms (default bcast-pattern,gossip-ham2,gossip-ham1,ring,saad-schultz,bruck)\n"
 	"  -m, -M  smallest and largest block size, powers of two from MIN (default 64, 65536)\n"
 	"  -n  timed calls per row (default 7; 5 from 8 KiB, 3 from 32 KiB), after one warm-up call\n"
-	"  -t, -w, -H  the fabric's ts (ns), tw (ps per byte), hop (ns); default 1000, 100, 20\n";
+	"  -t, -w, -H  the fabric's ts (ns), tw (ps per byte), hop (ns); default 1000, 100, 20\n"
+	"  -x  flip one received byte (node 0, first call of the smallest m) after the call:\n"
+	"      shows that the check aborts that row\n";
 
 int main(int argc, char **argv)
 {
@@ -512,12 +518,12 @@ int main(int argc, char **argv)
 	char *shapes = strdup("4x4,5x5"), *alist = NULL;
 	struct ba_shape_arg sa[8];
 	size_t minm = 64, maxm = 65536;
-	int nshapes = 0, iters = 7, opt, ctl, bad = 0;
+	int nshapes = 0, iters = 7, corrupt = 0, opt, ctl, bad = 0;
 	struct ba_shared *sh;
 	char load[128] = "";
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "s:a:m:M:n:t:w:H:h")) != -1) {
+	while ((opt = getopt(argc, argv, "s:a:m:M:n:t:w:H:xh")) != -1) {
 		switch (opt) {
 		case 's':
 			free(shapes);
@@ -543,6 +549,9 @@ int main(int argc, char **argv)
 			break;
 		case 'H':
 			tmpl.hop_ns = strtoull(optarg, NULL, 0);
+			break;
+		case 'x':
+			corrupt = 1;
 			break;
 		default:
 			fputs(ba_usage, opt == 'h' ? stdout : stderr);
@@ -592,7 +601,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nshapes; i++) {
 		double t0 = ba_now();
 
-		if (ba_shape(ctl, &sa[i], algos, minm, maxm, iters, &tmpl, sh))
+		if (ba_shape(ctl, &sa[i], algos, minm, maxm, iters, corrupt, &tmpl, sh))
 			bad++;
 		printf("(%s: %.1f s)\n", sa[i].label, ba_now() - t0);
 	}
