@@ -27,7 +27,8 @@ $(O)/tests/vm/faults: tests/stress/faults.c tests/vm/torus_util.h include/uapi/t
 # kmemleak + failslab kernel, build torus.ko against it (torus-vm --kdir puts
 # it in build/kmod-<release>/), and run the whole guest suite on it, then a
 # kmemleak scan. Any KASAN/lockdep/kmemleak/WARN/BUG report fails the run.
-# DEBUG_TIMEOUT bounds the guest (seconds); TORUS_FUZZ_CALLS the fuzzer.
+# DEBUG_TIMEOUT bounds the guest (seconds); DEBUG_PROGS="build/tests/vm/fuzz
+# build/tests/vm/stress" runs only those programs instead of the whole suite.
 debug-kernel:
 	@utils/torus-kbuild
 
@@ -42,7 +43,7 @@ check-debug:
 		echo "check-debug: debug kernel $$KERNEL (ready in $$((t1 - t0)) s)"; \
 		utils/torus-vm --kernel "$$KERNEL" --modules "$$MODULES" --kdir "$$KDIR" \
 			--mem 2048 --timeout $(or $(DEBUG_TIMEOUT),3600) \
-			-- tests/stress/debug-guest $(O)/results/debug; rc=$$?; \
+			-- tests/stress/debug-guest $(O)/results/debug $(DEBUG_PROGS); rc=$$?; \
 		echo "check-debug: guest run $$(( $$(date +%s) - t1 )) s, torus-vm status $$rc"; \
 		if [ ! -s $(O)/results/debug ]; then \
 			echo "check-debug: the guest wrote no result: counted as one failure"; \
