@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "comm.h"
 
@@ -84,7 +85,12 @@ TC_EXPORT const char *tc_strerror(int err)
 		return "a link of the route is down";
 	case EHOSTUNREACH:
 		return "route leaves the mesh";
-	default:
-		return "unknown error";
+	case ECONNREFUSED:
+		return "the peer's node is closed (its process ended)";
+	default: {
+		const char *d = strerrordesc_np(-err);
+
+		return d ? d : "unknown error";
+	}
 	}
 }
