@@ -392,6 +392,7 @@ static int torus_post_one(struct torus_node *n, const struct torus_desc *ud, u32
 	d = kmalloc(sz, GFP_KERNEL);
 	if (!d)
 		return -ENOMEM;
+	d->mx = NULL;	/* the error paths below free @d with torus_kdesc_free() */
 	if (copy_from_user(d->segs, u64_to_user_ptr(ud->segs), ud->nsegs * sizeof(d->segs[0]))) {
 		ret = -EFAULT;
 		goto err_free_desc;
