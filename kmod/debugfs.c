@@ -10,6 +10,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "torus.h"
@@ -45,13 +46,17 @@ static int torus_node_state_show(struct seq_file *s, void *unused)
 {
 	struct torus_node *n = s->private;
 	struct torus_fabric *f = n->fab;
-	struct torus_port_snap snap[TORUS_MAX_PORTS];
+	struct torus_port_snap *snap;
 	struct torus_fifo_msg *msg;
 	struct torus_node_counters cnt;
 	u32 count, reserved, p;
 	bool active, rx_busy;
 	u64 clock;
 
+	/* on the heap: twelve snapshots overflow a KASAN kernel's frame limit */
+	snap = kcalloc(TORUS_MAX_PORTS, sizeof(*snap), GFP_KERNEL);
+	if (!snap)
+		return -ENOMEM;
 	spin_lock(&f->lock);
 	active = n->active;
 	rx_busy = n->rx_busy;
@@ -86,6 +91,7 @@ static int torus_node_state_show(struct seq_file *s, void *unused)
 		seq_printf(s, " fault 0x%x drop %u delay_ns %llu\n", snap[p].link.fault_flags,
 			   snap[p].link.drop_count, snap[p].link.delay_ns);
 	}
+	kfree(snap);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(torus_node_state);
