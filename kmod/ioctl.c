@@ -38,6 +38,8 @@ struct torus_ioctl_op {
 	u32 flags;		/* valid flag bits */
 	u32 where;		/* TORUS_ON_* */
 	int (*fn)(struct torus_ucmd *uc);
+	/* undoes a successful fn whose result cannot be copied back to the caller */
+	void (*undo)(struct torus_ucmd *uc);
 };
 
 static int torus_ioc_handshake(struct torus_ucmd *uc)
@@ -69,6 +71,18 @@ static int torus_ioc_fabric_create(struct torus_ucmd *uc)
 	c->fabric_id = 0;
 	c->nodes = 0;
 	return torus_fabric_create(c);
+}
+
+/*
+ * The caller never learnt the new fabric's id: do not leave it behind. (By id:
+ * were it destroyed and the id reused by another caller in between, that
+ * fabric would go; only a caller racing on guessed ids can cause that.)
+ */
+static void torus_ioc_fabric_create_undo(struct torus_ucmd *uc)
+{
+	struct torus_fabric_create *c = uc->cmd;
+
+	torus_fabric_destroy(c->fabric_id);
 }
 
 static int torus_ioc_fabric_destroy(struct torus_ucmd *uc)
@@ -201,20 +215,23 @@ static int torus_ioc_link_fault(struct torus_ucmd *uc)
 	return ret;
 }
 
-#define TORUS_OP(_cmd, _struct, _last, _flags, _where, _fn)			\
+#define TORUS_OP_UNDO(_cmd, _struct, _last, _flags, _where, _fn, _undo)	\
 	[TORUS_CMD_##_cmd - TORUS_CMD_BASE] = {					\
 		.size = sizeof(struct _struct),					\
 		.min_size = offsetofend(struct _struct, _last),			\
 		.flags = _flags,						\
 		.where = _where,						\
 		.fn = _fn,							\
+		.undo = _undo,							\
 	}
+#define TORUS_OP(_cmd, _struct, _last, _flags, _where, _fn) \
+	TORUS_OP_UNDO(_cmd, _struct, _last, _flags, _where, _fn, NULL)
 
 static const struct torus_ioctl_op torus_ops[] = {
 	TORUS_OP(HANDSHAKE, torus_handshake, max_matrix_bytes, 0,
 		 TORUS_ON_CTL | TORUS_ON_NODE, torus_ioc_handshake),
-	TORUS_OP(FABRIC_CREATE, torus_fabric_create, nodes, TORUS_FABRIC_ONE_PORT,
-		 TORUS_ON_CTL, torus_ioc_fabric_create),
+	TORUS_OP_UNDO(FABRIC_CREATE, torus_fabric_create, nodes, TORUS_FABRIC_ONE_PORT,
+		      TORUS_ON_CTL, torus_ioc_fabric_create, torus_ioc_fabric_create_undo),
 	TORUS_OP(FABRIC_DESTROY, torus_fabric_destroy, __reserved, 0,
 		 TORUS_ON_CTL, torus_ioc_fabric_destroy),
 	TORUS_OP(FABRIC_QUERY, torus_fabric_query, makespan_ns, TORUS_QUERY_RESET_STATS,
@@ -256,8 +273,11 @@ static long torus_ioctl(struct torus_node *n, unsigned int cmd, unsigned long ar
 	if (((u32 *)&buf)[1] & ~op->flags)
 		return -EOPNOTSUPP;
 	ret = op->fn(&uc);
-	if ((!ret || uc.respond) && copy_to_user(uarg, &buf, min_t(u32, usize, op->size)))
+	if ((!ret || uc.respond) && copy_to_user(uarg, &buf, min_t(u32, usize, op->size))) {
+		if (!ret && op->undo)
+			op->undo(&uc);
 		return -EFAULT;
+	}
 	return ret;
 }
 

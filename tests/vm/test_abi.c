@@ -363,6 +363,48 @@ TEST_F(abi, fabric_create__reserved_field_and_bad_shapes_are_einval)
 	EXPECT_EQ(-EINVAL, tv_ioctl(self->ctl, TORUS_IOC_FABRIC_CREATE, &c));
 }
 
+/* How many fabrics exist: walk next_fabric_id from id 0. */
+static int count_fabrics(int ctl)
+{
+	struct torus_fabric_query q;
+	__u32 id = 0;
+	int n = 0, ret;
+
+	for (;;) {
+		memset(&q, 0, sizeof(q));
+		q.size = sizeof(q);
+		q.fabric_id = id;
+		ret = tv_ioctl(ctl, TORUS_IOC_FABRIC_QUERY, &q);
+		if (!ret)
+			n++;
+		else if (ret != -ENOENT)
+			return ret;
+		if (q.next_fabric_id == TORUS_NO_NODE || q.next_fabric_id <= id)
+			return n;
+		id = q.next_fabric_id;
+	}
+}
+
+TEST_F(abi, fabric_create__unwritable_argument_is_efault_and_leaves_no_fabric)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct torus_fabric_create *c;
+	__u32 d2[2] = { 3, 3 };
+	int before;
+
+	TV_SKIPPED();
+	c = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, c);
+	tv_create_args(c, 2, d2, 3, 0);
+	ASSERT_EQ(0, mprotect(c, page, PROT_READ));
+	before = count_fabrics(self->ctl);
+	ASSERT_LE(2, before);
+	/* readable, so the kernel creates the fabric, but the id cannot be returned */
+	EXPECT_EQ(-EFAULT, tv_ioctl(self->ctl, TORUS_IOC_FABRIC_CREATE, c));
+	EXPECT_EQ(before, count_fabrics(self->ctl));
+	munmap(c, page);
+}
+
 TEST_F(abi, fabric__unknown_id_is_enoent_and_open_fabric_is_ebusy)
 {
 	struct torus_fabric_query q = { .size = sizeof(q), .fabric_id = 0x7fffffff };
