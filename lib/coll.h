@@ -115,7 +115,6 @@ int tc_run_fail(struct tc_run *r, int ret);
 void tc_step_add(struct tc_step *st, uint8_t op, int port, const int8_t *route, int peer, uint64_t off, uint64_t len,
 		 uint64_t tag, int dir);
 int tc_step_run(struct tc_run *r, struct tc_step *st, unsigned int step);
-int tc_route_ports_of(const struct tc_shape *shape, const int8_t *route, int *first, int *last);
 int tc_route_between(const struct tc_shape *shape, const int *from, const int *to, int8_t *route, int *first,
 		     int *last);
 uint64_t tc_run_tag(const struct tc_run *r, unsigned int step, unsigned int dir);

@@ -52,25 +52,6 @@ int tc_run_fail(struct tc_run *r, int ret)
 	return ret;
 }
 
-/*
- * The ports of a message with this route: it leaves on the first hop's port
- * (+ in dimension d: 2d, -: 2d+1) and arrives on the last hop's (+ in d:
- * 2d+1, -: 2d), dimension-ordered as the routers carry it. -EINVAL for an
- * empty route. The same rule as lib/exec.c's plan builder.
- */
-int tc_route_ports_of(const struct tc_shape *shape, const int8_t *route, int *first, int *last)
-{
-	*first = *last = -1;
-	for (int d = 0; d < shape->ndims; d++) {
-		if (!route[d])
-			continue;
-		if (*first < 0)
-			*first = 2 * d + (route[d] > 0 ? 0 : 1);
-		*last = 2 * d + (route[d] > 0 ? 1 : 0);
-	}
-	return *first < 0 ? -EINVAL : 0;
-}
-
 /* The shortest dimension-ordered route from coordinates from to coordinates to, and its ports. */
 int tc_route_between(const struct tc_shape *shape, const int *from, const int *to, int8_t *route, int *first,
 		     int *last)
@@ -78,7 +59,7 @@ int tc_route_between(const struct tc_shape *shape, const int *from, const int *t
 	memset(route, 0, TC_MAX_DIMS);
 	for (int d = 0; d < shape->ndims; d++)
 		route[d] = tc_shape_delta(shape, d, from[d], to[d]);
-	return tc_route_ports_of(shape, route, first, last);
+	return tc_route_ports(shape, route, first, last);
 }
 
 uint64_t tc_run_tag(const struct tc_run *r, unsigned int step, unsigned int dir)
@@ -177,7 +158,7 @@ static void tc_line_init(struct tc_line *l, const struct tc_comm *comm, int d)
 	l->proute[d] = 1;
 	l->mroute[d] = -1;
 	/* + moves leave on pport and arrive on mport; - moves the reverse. */
-	tc_route_ports_of(&comm->shape, l->proute, &first, &last);
+	tc_route_ports(&comm->shape, l->proute, &first, &last);
 	l->pport = first;
 	l->mport = last;
 }

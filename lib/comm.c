@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "comm.h"
@@ -313,4 +314,16 @@ TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct t
 	if (size > sizeof(full))
 		memset((char *)info + sizeof(full), 0, size - sizeof(full));
 	return 0;
+}
+
+/* A CLOCK_MONOTONIC deadline timeout_ms from now (transports' step waits). */
+void tc_deadline(struct timespec *ts, int timeout_ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += timeout_ms / 1000;
+	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
 }

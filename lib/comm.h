@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "toruscoll.h"
 #include "sched.h"
@@ -53,6 +54,7 @@ struct tc_comm {
 
 /* error.c: the calling thread's one-line reason for its last failure. */
 __attribute__((format(printf, 2, 3))) int tc_err(int err, const char *fmt, ...);
+void tc_deadline(struct timespec *ts, int timeout_ms);
 
 /* exec.c */
 void tc_exec_free_plans(struct tc_comm *comm);

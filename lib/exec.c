@@ -82,20 +82,6 @@ void tc_exec_free_plans(struct tc_comm *comm)
 	}
 }
 
-/* Port a message leaves on (first hop) and arrives on (last hop); -1 if the route is empty. */
-static int tc_route_ports(const struct tc_shape *shape, const int8_t *route, int *first, int *last)
-{
-	*first = *last = -1;
-	for (int d = 0; d < shape->ndims; d++) {
-		if (!route[d])
-			continue;
-		if (*first < 0)
-			*first = 2 * d + (route[d] > 0 ? 0 : 1);
-		*last = 2 * d + (route[d] > 0 ? 1 : 0);
-	}
-	return *first < 0 ? -1 : 0;
-}
-
 /* Blocks held in transit by one node (alltoall): a small open-addressing map. */
 struct tc_inst {
 	int32_t recv_step; /* schedule step it arrived in */

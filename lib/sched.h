@@ -56,6 +56,12 @@ int tc_shape_walk(const struct tc_shape *s, int node, const int8_t *route);
  * coordinate a to coordinate b (coordinates in dimension d, not node ids).
  * On a wrapping even ring the tie (n/2) is returned as +n/2. */
 int tc_shape_delta(const struct tc_shape *s, int d, int a, int b);
+/*
+ * The ports of a message with this route (dimension 0 first): it leaves on
+ * the first hop's port (+ in dimension d: 2d, -: 2d+1) and arrives on the
+ * last hop's (+ in d: 2d+1, -: 2d). 0, or -EINVAL for an empty route.
+ */
+int tc_route_ports(const struct tc_shape *s, const int8_t *route, int *first, int *last);
 /* Neighbour of node on port (2*d+dir), -1 off a mesh edge. */
 int tc_shape_neighbor(const struct tc_shape *s, int node, int port);
 /* "8x8", "4x4 mesh", "8x8 wrap=1,0", "+ one-port": 0 or -ENOSPC. */

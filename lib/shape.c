@@ -191,3 +191,16 @@ int tc_shape_equal(const struct tc_shape *a, const struct tc_shape *b)
 			return 0;
 	return 1;
 }
+
+int tc_route_ports(const struct tc_shape *s, const int8_t *route, int *first, int *last)
+{
+	*first = *last = -1;
+	for (int d = 0; d < s->ndims; d++) {
+		if (!route[d])
+			continue;
+		if (*first < 0)
+			*first = 2 * d + (route[d] > 0 ? 0 : 1);
+		*last = 2 * d + (route[d] > 0 ? 1 : 0);
+	}
+	return *first < 0 ? -EINVAL : 0;
+}

@@ -294,13 +294,7 @@ static int tc_dev_wait(struct tc_comm *comm, unsigned int n, int timeout_ms, str
 	unsigned int got = 0;
 	int ret = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += timeout_ms / 1000;
-	end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
+	tc_deadline(&end, timeout_ms);
 	while (got < n) {
 		struct torus_cq_wait w = {
 			.size = sizeof(w),

@@ -448,16 +448,10 @@ static int tc_sim_check(struct tc_comm *comm, const struct tc_xfer *x, int *arri
 		*arrival = x->port;
 		return 0;
 	}
-	for (int d = 0; d < TC_MAX_DIMS; d++) {
-		if (!x->route[d])
-			continue;
-		if (d >= sh->ndims)
+	for (int d = sh->ndims; d < TC_MAX_DIMS; d++)
+		if (x->route[d])
 			return tc_err(-EINVAL, "transport sim: route moves in dimension %d of a %d-D fabric", d, sh->ndims);
-		if (first < 0)
-			first = 2 * d + (x->route[d] > 0 ? 0 : 1);
-		last = 2 * d + (x->route[d] > 0 ? 1 : 0);
-	}
-	if (first < 0 || tc_shape_walk(sh, comm->rank, x->route) != x->peer)
+	if (tc_route_ports(sh, x->route, &first, &last) || tc_shape_walk(sh, comm->rank, x->route) != x->peer)
 		return tc_err(-EINVAL, "transport sim: route from node %d does not lead to node %d", comm->rank, x->peer);
 	if (x->port != first)
 		return tc_err(-EINVAL, "transport sim: send on port %u but the route leaves on port %d", x->port, first);
@@ -571,13 +565,7 @@ static int tc_sim_wait(struct tc_comm *comm, unsigned int n, int timeout_ms, str
 	struct timespec dl;
 	int ret = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	tc_deadline(&dl, timeout_ms);
 	pthread_mutex_lock(&nd->mu);
 	if (n > nd->ndone + nd->outstanding) {
 		ret = tc_err(-EINVAL, "transport sim: waiting for %u completions with %u posted", n,
