@@ -347,18 +347,10 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			}
 		}
 	}
-	if (!err)
-		err = tc_sched_finish(s);
 out:
 	free(bk.first);
 	free(bk.origin);
-	if (err < 0) {
-		tc_sched_free(s);
-		*why = "bcast-pattern: building the schedule failed";
-		return err;
-	}
-	*out = s;
-	return 0;
+	return tc_sched_done(s, err, out, why, "bcast-pattern: building the schedule failed");
 }
 
 const struct tc_algo tc_algo_bcast_pattern = {

@@ -61,7 +61,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		if (err < 0)
 			goto err_free;
 	}
-	err = tc_sched_finish(s);
 err_free:
 	return tc_direct_done(s, m, err, out, why, "bruck: out of memory",
 			       "bruck: building the schedule failed");

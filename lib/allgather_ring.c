@@ -213,18 +213,9 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 				goto err_free;
 		}
 	}
-	err = tc_sched_finish(s);
-	if (err < 0)
-		goto err_free;
-	free(order);
-	*out = s;
-	return 0;
-
 err_free:
-	tc_sched_free(s);
 	free(order);
-	*why = "ring: building the schedule failed";
-	return err;
+	return tc_sched_done(s, err, out, why, "ring: building the schedule failed");
 }
 
 const struct tc_algo tc_algo_ring_ag = {

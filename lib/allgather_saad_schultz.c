@@ -163,15 +163,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		cx.stride[d] = cx.stride[d + 1] * shape->dims[d + 1];
 	for (int d = shape->ndims - 1; d >= 0 && !err; d--)
 		err = phase(&cx, d);
-	if (!err)
-		err = tc_sched_finish(cx.s);
-	if (err < 0) {
-		tc_sched_free(cx.s);
-		*why = "saad-schultz: building the schedule failed";
-		return err;
-	}
-	*out = cx.s;
-	return 0;
+	return tc_sched_done(cx.s, err, out, why, "saad-schultz: building the schedule failed");
 }
 
 const struct tc_algo tc_algo_saad_schultz = {

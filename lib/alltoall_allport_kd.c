@@ -435,20 +435,12 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);
-	if (!err)
-		err = tc_sched_finish(s);
 out:
 	free(g.choice);
 	free(g.off);
 	free(g.bundle);
 	free(g.phase_cost);
-	if (err) {
-		tc_sched_free(s);
-		*why = "allport-kd: internal error building the schedule";
-		return err;
-	}
-	*out = s;
-	return 0;
+	return tc_sched_done(s, err, out, why, "allport-kd: internal error building the schedule");
 }
 
 const struct tc_algo tc_algo_allport_kd = {

@@ -329,7 +329,7 @@ int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const 
 		return -ENOMEM;
 	err = tc_ap_init(&ap, s);
 	if (err)
-		goto err_free_sched;
+		return tc_sched_done(s, err, out, why, "ar: internal error building the schedule");
 	for (int n = 0; n < p && !err; n++)
 		for (int t = 0; t < p && !err; t++)
 			if (t != n)
@@ -339,18 +339,7 @@ int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const 
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);
-	if (err)
-		goto err_free_sched;
-	err = tc_sched_finish(s);
-	if (err)
-		goto err_free_sched;
-	*out = s;
-	return 0;
-
-err_free_sched:
-	tc_sched_free(s);
-	*why = "ar: internal error building the schedule";
-	return err;
+	return tc_sched_done(s, err, out, why, "ar: internal error building the schedule");
 }
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)

@@ -194,7 +194,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	s->rearranged_blocks = 3LL * shape->dims[0] * shape->dims[1];
 	err = tc_ap_init(&ap, s);
 	if (err)
-		goto err_free_sched;
+		return tc_sched_done(s, err, out, why, "at2: internal error building the schedule");
 	ctx.ap = &ap;
 	err = at2_phase1(&ap, shape);
 	for (ctx.phase = 0; ctx.phase < 2 && err >= 0; ctx.phase++)
@@ -202,18 +202,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);
-	if (err)
-		goto err_free_sched;
-	err = tc_sched_finish(s);
-	if (err)
-		goto err_free_sched;
-	*out = s;
-	return 0;
-
-err_free_sched:
-	tc_sched_free(s);
-	*why = "at2: internal error building the schedule";
-	return err;
+	return tc_sched_done(s, err, out, why, "at2: internal error building the schedule");
 }
 
 const struct tc_algo tc_algo_at2 = {

@@ -101,7 +101,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		if (err < 0)
 			goto err_free;
 	}
-	err = tc_sched_finish(s);
 err_free:
 	return tc_direct_done(s, m, err, out, why, "atape: out of memory",
 			       "atape: building the schedule failed");

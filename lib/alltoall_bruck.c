@@ -73,7 +73,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			packed += !!(i & dist);
 	}
 	s->rearranged_blocks = 2 * (int64_t)p + packed;
-	err = tc_sched_finish(s);
 err_free:
 	return tc_direct_done(s, m, err, out, why, "bruck: out of memory",
 			       "bruck: building the schedule failed");

@@ -92,8 +92,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	if (!s || !m)
 		goto err_free;
 	err = shape->one_port ? build_one_port(s, m) : build_all_port(s, m);
-	if (err >= 0)
-		err = tc_sched_finish(s);
 err_free:
 	return tc_direct_done(s, m, err, out, why, "direct: out of memory",
 			       "direct: building the schedule failed");

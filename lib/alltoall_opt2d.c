@@ -636,15 +636,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	}
 	err = o2_run(&g, s);
 	o2_free(&g);
-	if (!err)
-		err = tc_sched_finish(s);
-	if (err) {
-		tc_sched_free(s);
-		*why = "opt2d: internal error building the schedule";
-		return err;
-	}
-	*out = s;
-	return 0;
+	return tc_sched_done(s, err, out, why, "opt2d: internal error building the schedule");
 }
 
 const struct tc_algo tc_algo_opt2d = {

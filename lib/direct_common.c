@@ -108,11 +108,5 @@ int tc_direct_done(struct tc_sched *s, struct tc_dmsg *m, int err, struct tc_sch
 		   const char *oom_why, const char *fail_why)
 {
 	free(m);
-	if (err >= 0) {
-		*out = s;
-		return 0;
-	}
-	tc_sched_free(s);
-	*why = err == -ENOMEM ? oom_why : fail_why;
-	return err;
+	return tc_sched_done(s, err, out, why, err == -ENOMEM ? oom_why : fail_why);
 }

@@ -41,9 +41,9 @@ int tc_direct_one_block(struct tc_sched *s, const struct tc_dmsg *m, void *arg);
 int tc_direct_emit_step(struct tc_sched *s, struct tc_dmsg *m, size_t n, tc_direct_blocks_fn blocks, void *arg);
 
 /*
- * The common end of a direct builder: frees the message array m; on err == 0
- * hands s to *out, otherwise frees s and sets *why to oom_why (-ENOMEM) or
- * fail_why. Returns err.
+ * The common end of a direct builder: frees the message array m, then
+ * tc_sched_done() (finish s when err >= 0; on failure *why = oom_why for
+ * -ENOMEM, else fail_why). Returns 0 or the negative errno.
  */
 int tc_direct_done(struct tc_sched *s, struct tc_dmsg *m, int err, struct tc_sched **out, const char **why,
 		   const char *oom_why, const char *fail_why);

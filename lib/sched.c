@@ -358,3 +358,16 @@ void tc_sched_free(struct tc_sched *s)
 	free(s->node_msgs);
 	free(s);
 }
+
+int tc_sched_done(struct tc_sched *s, int err, struct tc_sched **out, const char **why, const char *fail_why)
+{
+	if (err >= 0)
+		err = tc_sched_finish(s);
+	if (err) {
+		tc_sched_free(s);
+		*why = fail_why;
+		return err;
+	}
+	*out = s;
+	return 0;
+}

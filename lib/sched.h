@@ -145,6 +145,12 @@ int tc_sched_blk(struct tc_sched *s, int a, int b);
 /* Drop empty messages and steps, sort, build per-node views. 0 or -errno. */
 int tc_sched_finish(struct tc_sched *s);
 void tc_sched_free(struct tc_sched *s);
+/*
+ * The end of an algorithm's build(): with err >= 0 (building went well)
+ * finishes s and hands it to *out; otherwise, or if finishing fails, frees s
+ * (NULL is fine) and sets *why to fail_why. Returns 0 or the negative errno.
+ */
+int tc_sched_done(struct tc_sched *s, int err, struct tc_sched **out, const char **why, const char *fail_why);
 /* One-line reason for the last error of tc_sched_new/step/msg/blk/finish,
  * tc_verify, tc_sim_run, tc_cost_eval or tc_sched_get in this thread; ""
  * when there has been none. */
