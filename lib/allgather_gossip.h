@@ -42,6 +42,10 @@ struct tc_gossip_info {
 int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_sched **out,
 		      const char **why, struct tc_gossip_info *info);
 
+/* gossip-ham1 on a d-D torus, d >= 3 (allgather_gossip_ham1_kd.c); the
+ * caller has checked the shape is an all-port torus with sides >= 3. */
+int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why);
+
 /* gossip-ham2 with the paper's partial cycles for one odd side (tests). */
 int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out, const char **why);
 
