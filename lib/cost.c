@@ -131,120 +131,199 @@ static double lower_bound_steps(const struct tc_shape *sh, enum tc_coll coll)
  */
 #define TC_COST_MAX_SIZES 32
 
-static int cost_dp(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
-		   double *time_us, struct tc_cost *out)
-{
-	const struct tc_shape *sh = &s->shape;
-	const size_t N = sh->nodes, nlinks = N * 2 * sh->ndims;
-	const int NCP = 2 + nsizes;
-	const double np = s->npackets > 0 ? s->npackets : 1;
-	double *done, *next, *lfree, *dur_end, tcp[2 + TC_COST_MAX_SIZES] = { 0 };
-	double dur[2 + TC_COST_MAX_SIZES];
-	int64_t *lblk;
-	uint32_t links[TC_MAX_DIMS * 128];
-	uint32_t maxstep = 0;
+struct tc_cost_state {
+	struct tc_shape shape;
+	enum tc_coll coll;
+	const char *algo;
+	double np;			/* packets per block of an allgather */
+	struct tc_cost_params p;
+	size_t sizes[TC_COST_MAX_SIZES];
+	int nsizes, ncp;
+	double *done, *next;		/* per node and column */
+	double *lfree;			/* per link and column: when it is free */
+	int64_t *lblk;			/* per link: blocks carried */
+	double *dur_end;		/* per message of the step and column: its end */
+	size_t dur_cap;			/* messages dur_end has room for */
+	double lockstep_blocks;
+};
 
-	if (!s->step_first)
-		return tc_sched_set_error(-EINVAL, "%s: tc_cost_eval: schedule not finished", s->algo);
+static void cost_free(struct tc_cost_state *c)
+{
+	if (!c)
+		return;
+	free(c->done);
+	free(c->next);
+	free(c->lfree);
+	free(c->lblk);
+	free(c->dur_end);
+	free(c);
+}
+
+int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		  struct tc_cost_state **out)
+{
+	struct tc_cost_state *c;
+	size_t N, nlinks;
+
+	*out = NULL;
 	if (nsizes < 0 || nsizes > TC_COST_MAX_SIZES)
 		return tc_sched_set_error(-EINVAL, "%s: tc_cost_eval: %d sizes (at most %d)", s->algo, nsizes,
 					  TC_COST_MAX_SIZES);
-	memset(out, 0, sizeof(*out));
-	for (uint32_t st = 0; st < s->nsteps; st++)
-		if (s->step_first[st + 1] - s->step_first[st] > maxstep)
-			maxstep = s->step_first[st + 1] - s->step_first[st];
-	done = calloc(N * NCP, sizeof(*done));
-	next = calloc(N * NCP, sizeof(*next));
-	lfree = calloc(nlinks * NCP, sizeof(*lfree));
-	lblk = calloc(nlinks, sizeof(*lblk));
-	dur_end = malloc(((size_t)maxstep + 1) * NCP * sizeof(*dur_end));
-	if (!done || !next || !lfree || !lblk || !dur_end) {
-		free(done);
-		free(next);
-		free(lfree);
-		free(lblk);
-		free(dur_end);
+	if (nsizes && (!p || !sizes))
+		return tc_sched_set_error(-EINVAL, "%s: tc_cost_eval: sizes without parameters", s->algo);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return tc_sched_set_error(-ENOMEM, "%s: tc_cost_eval: out of memory", s->algo);
+	c->shape = s->shape;
+	c->coll = s->coll;
+	c->algo = s->algo;
+	c->np = s->npackets > 0 ? s->npackets : 1;
+	if (p)
+		c->p = *p;
+	for (int k = 0; k < nsizes; k++)
+		c->sizes[k] = sizes[k];
+	c->nsizes = nsizes;
+	c->ncp = 2 + nsizes;
+	N = s->shape.nodes;
+	nlinks = N * 2 * s->shape.ndims;
+	c->done = calloc(N * c->ncp, sizeof(*c->done));
+	c->next = calloc(N * c->ncp, sizeof(*c->next));
+	c->lfree = calloc(nlinks * c->ncp, sizeof(*c->lfree));
+	c->lblk = calloc(nlinks, sizeof(*c->lblk));
+	if (!c->done || !c->next || !c->lfree || !c->lblk) {
+		cost_free(c);
 		return tc_sched_set_error(-ENOMEM, "%s: tc_cost_eval: out of memory", s->algo);
 	}
-	for (uint32_t st = 0; st < s->nsteps; st++) {
-		uint32_t first = s->step_first[st], last = s->step_first[st + 1];
-		double biggest = 0;
+	*out = c;
+	return 0;
+}
 
-		for (uint32_t i = first; i < last; i++) {
-			const struct tc_msg *msg = &s->msgs[i];
-			const double b = msg->nblk / np;
-			double *end = &dur_end[(size_t)(i - first) * NCP];
-			const double *ds = &done[msg->src * NCP], *dd = &done[msg->dst * NCP];
-			int nl = tc_msg_links(sh, msg, links);
+int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
+{
+	const int NCP = c->ncp;
+	const double np = c->np;
+	double dur[2 + TC_COST_MAX_SIZES], biggest = 0;
+	uint32_t links[TC_MAX_DIMS * 128];
 
-			dur[0] = b;
-			dur[1] = 1;
-			for (int k = 0; k < nsizes; k++)
-				dur[2 + k] = p->ts_us + b * (double)sizes[k] * p->tw_us_per_byte;
-			if (b > biggest)
-				biggest = b;
-			for (int c = 0; c < NCP; c++)
-				end[c] = ds[c] > dd[c] ? ds[c] : dd[c];
-			for (int l = 0; l < nl; l++) {
-				const double *lf = &lfree[(size_t)links[l] * NCP];
+	if (sv->nmsgs > c->dur_cap) {
+		size_t cap = c->dur_cap ? c->dur_cap : 64;
+		double *p;
 
-				for (int c = 0; c < NCP; c++)
-					if (lf[c] > end[c])
-						end[c] = lf[c];
-			}
-			for (int c = 0; c < NCP; c++)
-				end[c] += dur[c];
-			for (int l = 0; l < nl; l++) {
-				memcpy(&lfree[(size_t)links[l] * NCP], end, NCP * sizeof(*end));
-				lblk[links[l]] += msg->nblk;
-			}
+		while (cap < sv->nmsgs)
+			cap *= 2;
+		p = realloc(c->dur_end, cap * NCP * sizeof(*p));
+		if (!p)
+			return tc_sched_set_error(-ENOMEM, "%s: tc_cost_eval: out of memory", c->algo);
+		c->dur_end = p;
+		c->dur_cap = cap;
+	}
+	for (uint32_t i = 0; i < sv->nmsgs; i++) {
+		const struct tc_msg *msg = &sv->msgs[i];
+		const double b = msg->nblk / np;
+		double *end = &c->dur_end[(size_t)i * NCP];
+		const double *ds = &c->done[msg->src * NCP], *dd = &c->done[msg->dst * NCP];
+		int nl = tc_msg_links(&c->shape, msg, links);
+
+		dur[0] = b;
+		dur[1] = 1;
+		for (int k = 0; k < c->nsizes; k++)
+			dur[2 + k] = c->p.ts_us + b * (double)c->sizes[k] * c->p.tw_us_per_byte;
+		if (b > biggest)
+			biggest = b;
+		for (int k = 0; k < NCP; k++)
+			end[k] = ds[k] > dd[k] ? ds[k] : dd[k];
+		for (int l = 0; l < nl; l++) {
+			const double *lf = &c->lfree[(size_t)links[l] * NCP];
+
+			for (int k = 0; k < NCP; k++)
+				if (lf[k] > end[k])
+					end[k] = lf[k];
 		}
-		out->lockstep_blocks += biggest;
-		/* done(n, s) = max(done(n, s-1), ends of n's step-s messages) */
-		for (uint32_t i = first; i < last; i++) {
-			const struct tc_msg *msg = &s->msgs[i];
-			const double *end = &dur_end[(size_t)(i - first) * NCP];
-
-			for (int c = 0; c < NCP; c++) {
-				if (end[c] > next[msg->src * NCP + c])
-					next[msg->src * NCP + c] = end[c];
-				if (end[c] > next[msg->dst * NCP + c])
-					next[msg->dst * NCP + c] = end[c];
-			}
-		}
-		for (uint32_t i = first; i < last; i++) {
-			const struct tc_msg *msg = &s->msgs[i];
-
-			for (int c = 0; c < NCP; c++) {
-				if (next[msg->src * NCP + c] > done[msg->src * NCP + c])
-					done[msg->src * NCP + c] = next[msg->src * NCP + c];
-				if (next[msg->dst * NCP + c] > done[msg->dst * NCP + c])
-					done[msg->dst * NCP + c] = next[msg->dst * NCP + c];
-			}
+		for (int k = 0; k < NCP; k++)
+			end[k] += dur[k];
+		for (int l = 0; l < nl; l++) {
+			memcpy(&c->lfree[(size_t)links[l] * NCP], end, NCP * sizeof(*end));
+			c->lblk[links[l]] += msg->nblk;
 		}
 	}
-	for (size_t n = 0; n < N; n++)
-		for (int c = 0; c < NCP; c++)
-			if (done[n * NCP + c] > tcp[c])
-				tcp[c] = done[n * NCP + c];
-	for (size_t l = 0; l < nlinks; l++)
-		if (lblk[l] > out->max_link_blocks)
-			out->max_link_blocks = lblk[l];
+	c->lockstep_blocks += biggest;
+	/* done(n, s) = max(done(n, s-1), ends of n's step-s messages) */
+	for (uint32_t i = 0; i < sv->nmsgs; i++) {
+		const struct tc_msg *msg = &sv->msgs[i];
+		const double *end = &c->dur_end[(size_t)i * NCP];
 
+		for (int k = 0; k < NCP; k++) {
+			if (end[k] > c->next[msg->src * NCP + k])
+				c->next[msg->src * NCP + k] = end[k];
+			if (end[k] > c->next[msg->dst * NCP + k])
+				c->next[msg->dst * NCP + k] = end[k];
+		}
+	}
+	for (uint32_t i = 0; i < sv->nmsgs; i++) {
+		const struct tc_msg *msg = &sv->msgs[i];
+
+		for (int k = 0; k < NCP; k++) {
+			if (c->next[msg->src * NCP + k] > c->done[msg->src * NCP + k])
+				c->done[msg->src * NCP + k] = c->next[msg->src * NCP + k];
+			if (c->next[msg->dst * NCP + k] > c->done[msg->dst * NCP + k])
+				c->done[msg->dst * NCP + k] = c->next[msg->dst * NCP + k];
+		}
+	}
+	return 0;
+}
+
+int tc_cost_end(struct tc_cost_state *c, const struct tc_sched *s, double *time_us, struct tc_cost *out)
+{
+	const size_t N = c->shape.nodes, nlinks = N * 2 * c->shape.ndims;
+	const int NCP = c->ncp;
+	double tcp[2 + TC_COST_MAX_SIZES] = { 0 };
+
+	if (!out || !s) {
+		cost_free(c);
+		return out ? tc_sched_set_error(-EINVAL, "tc_cost_end: no schedule") : 0;
+	}
+	memset(out, 0, sizeof(*out));
+	for (size_t n = 0; n < N; n++)
+		for (int k = 0; k < NCP; k++)
+			if (c->done[n * NCP + k] > tcp[k])
+				tcp[k] = c->done[n * NCP + k];
+	for (size_t l = 0; l < nlinks; l++)
+		if (c->lblk[l] > out->max_link_blocks)
+			out->max_link_blocks = c->lblk[l];
+
+	out->lockstep_blocks = c->lockstep_blocks;
 	out->transmission_blocks = tcp[0];
 	out->steps = (uint32_t)llround(tcp[1]);
 	out->rearranged_blocks = s->rearranged_blocks;
-	out->lower_bound_blocks = tc_lower_bound_blocks(sh, s->coll);
+	out->lower_bound_blocks = tc_lower_bound_blocks(&c->shape, c->coll);
 	out->ratio = out->lower_bound_blocks > 0 ? out->transmission_blocks / out->lower_bound_blocks : 0;
-	out->lower_bound_steps = lower_bound_steps(sh, s->coll);
-	for (int k = 0; k < nsizes; k++)
-		time_us[k] = tcp[2 + k] + p->rho_us_per_byte * (double)sizes[k] * (double)s->rearranged_blocks;
-	free(done);
-	free(next);
-	free(lfree);
-	free(lblk);
-	free(dur_end);
+	out->lower_bound_steps = lower_bound_steps(&c->shape, c->coll);
+	for (int k = 0; k < c->nsizes; k++)
+		time_us[k] = tcp[2 + k] + c->p.rho_us_per_byte * (double)c->sizes[k] * (double)s->rearranged_blocks;
+	cost_free(c);
 	return 0;
+}
+
+static int cost_dp(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		   double *time_us, struct tc_cost *out)
+{
+	struct tc_cost_state *c;
+	struct tc_step_view sv;
+	int err;
+
+	if (!s->step_first)
+		return tc_sched_set_error(-EINVAL, "%s: tc_cost_eval: schedule not finished", s->algo);
+	err = tc_cost_begin(s, p, sizes, nsizes, &c);
+	for (uint32_t st = 0; !err && st < s->nsteps; st++) {
+		tc_sched_step_view(s, st, &sv);
+		err = tc_cost_step(c, &sv);
+	}
+	if (err) {
+		if (c)
+			tc_cost_end(c, NULL, NULL, NULL);
+		return err;
+	}
+	return tc_cost_end(c, s, time_us, out);
 }
 
 int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struct tc_cost *out)

@@ -189,6 +189,35 @@ struct tc_verify_report {
  * -EINVAL / -ENOMEM / -EOVERFLOW (r freed). Always call tc_verify_report_free(). */
 int tc_verify(const struct tc_sched *s, struct tc_verify_report *r);
 void tc_verify_report_free(struct tc_verify_report *r);
+/*
+ * One step of a schedule as the verifier and the cost model consume it: the
+ * nmsgs messages of step `step` (numbered as in the finished schedule: empty
+ * steps dropped), msgs[i].blk_off indexing blks. tc_sched_step_view() gives
+ * step st of a finished schedule; a streamed build (tc_sched_stream) hands
+ * its steps over in this form.
+ */
+struct tc_step_view {
+	uint32_t step;
+	uint32_t nmsgs;
+	const struct tc_msg *msgs;
+	const struct tc_blk *blks;
+};
+void tc_sched_step_view(const struct tc_sched *s, uint32_t st, struct tc_step_view *v);
+
+/*
+ * The verifier one step at a time; tc_verify() is begin, a step per step of
+ * the finished schedule, end. begin reads s's shape, coll, claims, algo and
+ * npackets only (not its steps) and fills r as tc_verify does; steps must
+ * come in increasing step order. step returns 0 (a violation is recorded,
+ * not returned) or -EINVAL / -EOVERFLOW; end frees the state and returns
+ * what tc_verify returns (with r->ok, r->first_violation, the link totals).
+ * An error of begin frees everything (*out NULL, r freed); after an error of
+ * step, call end (it frees; ignore its verdict) and tc_verify_report_free(r).
+ */
+struct tc_verify_state;
+int tc_verify_begin(const struct tc_sched *s, struct tc_verify_report *r, struct tc_verify_state **out);
+int tc_verify_step(struct tc_verify_state *v, const struct tc_step_view *st);
+int tc_verify_end(struct tc_verify_state *v);
 /* Blocks a directed link carries in one step, for reports: calls fn for every
  * (step, link, msg) occupation. */
 typedef void (*tc_link_visit_fn)(void *arg, uint32_t step, int node, int port, const struct tc_msg *m);
@@ -218,6 +247,19 @@ int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struc
  * time_us[k] for sizes[k], k < nsizes <= 32; out->time_us is 0. */
 int tc_cost_eval_sizes(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
 		       double *time_us, struct tc_cost *out);
+/*
+ * The cost model one step at a time; tc_cost_eval() and tc_cost_eval_sizes()
+ * are begin, a step per step, end. begin reads s's shape, coll and npackets
+ * (p and sizes as tc_cost_eval_sizes; p may be NULL with nsizes 0); end
+ * takes rearranged_blocks from s (the finished schedule, or the shell a
+ * streamed build returns), fills time_us[k] and *out as
+ * tc_cost_eval_sizes does, and frees the state. With out NULL, end only frees.
+ */
+struct tc_cost_state;
+int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		  struct tc_cost_state **out);
+int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *st);
+int tc_cost_end(struct tc_cost_state *c, const struct tc_sched *s, double *time_us, struct tc_cost *out);
 double tc_lower_bound_blocks(const struct tc_shape *shape, enum tc_coll coll);
 
 /* Schedule cache (lib/cache.c): built once per (coll, algo, shape). */

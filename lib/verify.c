@@ -141,21 +141,40 @@ static int route_len(const struct tc_shape *sh, const struct tc_msg *m)
 	return len;
 }
 
-struct vstate {
-	const struct tc_sched *s;
+struct tc_verify_state {
+	/* what begin copied from the schedule: the steps are not read from it */
+	struct tc_shape shape;
+	enum tc_coll coll;
+	const char *algo;
+	unsigned int claims;
+	int npackets;
+
 	struct tc_verify_report *r;
 	int failed;	  /* some violation recorded */
 	uint32_t step;	  /* the step of the recorded violation (UINT32_MAX: at the end) */
 	int data_failed;  /* the block replay stopped */
+	int started;	  /* a step has been seen; last_step is valid */
+	uint32_t last_step;
 	struct dist_tab dt; /* filled when SHORTEST is claimed */
+
+	/* links: owner[l] = index + 1 in the current step of the message holding l */
+	uint32_t *owner, *sendc, *recvc;
+	int one_port;
+	/* alltoall */
+	struct a2a_state *bs;
+	/* allgather: have[n] bitmap of blocks {o,p} (bit o*np+p) node n holds */
+	uint64_t *have;
+	uint8_t *dist;
+	size_t words, B;
 };
 
 /*
- * Record a violation found in step (UINT32_MAX for the final state). The
- * link checks and the block replay run one after the other, so the earliest
- * step wins; within a step, the first found.
+ * Record a violation found in step (UINT32_MAX for the final state). Within a
+ * step the link checks run before the block replay, steps in order, so the
+ * earliest step wins; within a step, the first found.
  */
-__attribute__((format(printf, 3, 4))) static void violation(struct vstate *v, uint32_t step, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void violation(struct tc_verify_state *v, uint32_t step,
+							     const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -164,7 +183,7 @@ __attribute__((format(printf, 3, 4))) static void violation(struct vstate *v, ui
 		return;
 	v->failed = 1;
 	v->step = step;
-	n = snprintf(v->r->first_violation, sizeof(v->r->first_violation), "%s: ", v->s->algo);
+	n = snprintf(v->r->first_violation, sizeof(v->r->first_violation), "%s: ", v->algo);
 	if (n < 0 || (size_t)n >= sizeof(v->r->first_violation))
 		n = 0;
 	va_start(ap, fmt);
@@ -172,83 +191,59 @@ __attribute__((format(printf, 3, 4))) static void violation(struct vstate *v, ui
 	va_end(ap);
 }
 
-/* Structure: link loads, contention, one-port / permutation, one hop. */
-static int check_links(struct vstate *v)
+/* Structure of one step: link loads, contention, one-port / permutation, one hop. */
+static void check_links(struct tc_verify_state *v, const struct tc_step_view *sv)
 {
-	const struct tc_sched *s = v->s;
-	const struct tc_shape *sh = &s->shape;
-	size_t nlinks = (size_t)sh->nodes * 2 * sh->ndims;
-	uint32_t *owner, *sendc, *recvc, links[TC_MAX_DIMS * 128];
-	int one_port = sh->one_port || (s->claims & TC_CLAIM_PERMUTATION);
+	const struct tc_shape *sh = &v->shape;
+	const uint32_t st = sv->step;
+	uint32_t links[TC_MAX_DIMS * 128];
 
-	owner = malloc(nlinks * sizeof(*owner));
-	sendc = malloc((size_t)sh->nodes * sizeof(*sendc));
-	recvc = malloc((size_t)sh->nodes * sizeof(*recvc));
-	if (!owner || !sendc || !recvc) {
-		free(owner);
-		free(sendc);
-		free(recvc);
-		return -ENOMEM;
-	}
-	/* owner[l] = msg index + 1 of the step's message holding l; reset per step by walking again */
-	memset(owner, 0, nlinks * sizeof(*owner));
-	memset(sendc, 0xff, (size_t)sh->nodes * sizeof(*sendc));
-	memset(recvc, 0xff, (size_t)sh->nodes * sizeof(*recvc));
-	for (uint32_t st = 0; st < s->nsteps; st++) {
-		for (uint32_t i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
-			const struct tc_msg *m = &s->msgs[i];
-			int n = tc_msg_links(sh, m, links);
+	for (uint32_t i = 0; i < sv->nmsgs; i++) {
+		const struct tc_msg *m = &sv->msgs[i];
+		int n = tc_msg_links(sh, m, links);
 
-			if ((s->claims & TC_CLAIM_ONE_HOP) && n != 1)
-				violation(v, st, "step %u: message %d -> %d crosses %d links (ONE_HOP claimed)",
-					  st, m->src, m->dst, n);
-			if (one_port) {
-				if (sendc[m->src] == st)
-					violation(v, st, "step %u: node %d sends two messages (%s)", st, m->src,
-						  sh->one_port ? "one-port shape" : "PERMUTATION claimed");
-				if (recvc[m->dst] == st)
-					violation(v, st, "step %u: node %d receives two messages (%s)", st, m->dst,
-						  sh->one_port ? "one-port shape" : "PERMUTATION claimed");
-				sendc[m->src] = st;
-				recvc[m->dst] = st;
-			}
-			for (int l = 0; l < n; l++) {
-				v->r->link_blocks[links[l]] += m->nblk;
-				v->r->link_msgs[links[l]]++;
-				if (!(s->claims & TC_CLAIM_CONTENTION_FREE))
-					continue;
-				if (owner[links[l]]) {
-					const struct tc_msg *o = &s->msgs[owner[links[l]] - 1];
-
-					violation(v, st, "step %u: link (node %u, port %u) carries messages %d -> %d and %d -> %d (CONTENTION_FREE claimed)",
-						  st, links[l] / (2 * sh->ndims), links[l] % (2 * sh->ndims),
-						  o->src, o->dst, m->src, m->dst);
-				}
-				owner[links[l]] = i + 1;
-			}
+		if ((v->claims & TC_CLAIM_ONE_HOP) && n != 1)
+			violation(v, st, "step %u: message %d -> %d crosses %d links (ONE_HOP claimed)",
+				  st, m->src, m->dst, n);
+		if (v->one_port) {
+			if (v->sendc[m->src] == st)
+				violation(v, st, "step %u: node %d sends two messages (%s)", st, m->src,
+					  sh->one_port ? "one-port shape" : "PERMUTATION claimed");
+			if (v->recvc[m->dst] == st)
+				violation(v, st, "step %u: node %d receives two messages (%s)", st, m->dst,
+					  sh->one_port ? "one-port shape" : "PERMUTATION claimed");
+			v->sendc[m->src] = st;
+			v->recvc[m->dst] = st;
 		}
-		if (s->claims & TC_CLAIM_CONTENTION_FREE) {
-			for (uint32_t i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
-				int n = tc_msg_links(sh, &s->msgs[i], links);
+		for (int l = 0; l < n; l++) {
+			v->r->link_blocks[links[l]] += m->nblk;
+			v->r->link_msgs[links[l]]++;
+			if (!(v->claims & TC_CLAIM_CONTENTION_FREE))
+				continue;
+			if (v->owner[links[l]]) {
+				const struct tc_msg *o = &sv->msgs[v->owner[links[l]] - 1];
 
-				for (int l = 0; l < n; l++)
-					owner[links[l]] = 0;
+				violation(v, st, "step %u: link (node %u, port %u) carries messages %d -> %d and %d -> %d (CONTENTION_FREE claimed)",
+					  st, links[l] / (2 * sh->ndims), links[l] % (2 * sh->ndims),
+					  o->src, o->dst, m->src, m->dst);
 			}
+			v->owner[links[l]] = i + 1;
 		}
 	}
-	for (size_t l = 0; l < nlinks; l++)
-		if (v->r->link_blocks[l] > v->r->max_link_blocks)
-			v->r->max_link_blocks = v->r->link_blocks[l];
-	free(owner);
-	free(sendc);
-	free(recvc);
-	return 0;
+	if (v->claims & TC_CLAIM_CONTENTION_FREE) {
+		for (uint32_t i = 0; i < sv->nmsgs; i++) {
+			int n = tc_msg_links(sh, &sv->msgs[i], links);
+
+			for (int l = 0; l < n; l++)
+				v->owner[links[l]] = 0;
+		}
+	}
 }
 
 /*
  * Alltoall state per block {o,d}, one cache line access per block move:
  * node holding it, and a tag = (step it arrived there + 1) in the low 24 bits
- * (0: never moved; steps beyond 2^24-1 are refused up front) and the hops it
+ * (0: never moved; steps beyond 2^24-1 are refused) and the hops it
  * has travelled (SHORTEST) in the high 8.
  */
 struct a2a_state {
@@ -258,249 +253,358 @@ struct a2a_state {
 
 #define TAG_STEP(t) ((t) & 0xffffffu)
 #define TAG_HOPS(t) ((t) >> 24)
+#define TAG_MAX_STEPS 0xffffffu
 
-static int check_alltoall(struct vstate *v)
+static int alltoall_begin(struct tc_verify_state *v)
 {
-	const struct tc_sched *s = v->s;
-	const struct tc_shape *sh = &s->shape;
-	const size_t N = sh->nodes;
-	int shortest = !!(s->claims & TC_CLAIM_SHORTEST);
-	struct a2a_state *bs;
+	const size_t N = v->shape.nodes;
 
-	if (s->nsteps >= 0xffffffu)
-		return -EOVERFLOW;
-	bs = malloc(N * N * sizeof(*bs));
-	if (!bs)
+	v->bs = malloc(N * N * sizeof(*v->bs));
+	if (!v->bs)
 		return -ENOMEM;
 	for (size_t o = 0; o < N; o++)
 		for (size_t d = 0; d < N; d++) {
-			bs[o * N + d].node = (uint32_t)o;
-			bs[o * N + d].tag = 0;
+			v->bs[o * N + d].node = (uint32_t)o;
+			v->bs[o * N + d].tag = 0;
 		}
-
-	for (uint32_t st = 0; st < s->nsteps && !v->data_failed; st++) {
-		uint32_t first = s->step_first[st], last = s->step_first[st + 1];
-
-		/* A block may only be sent by its holder at the start of the step. */
-		for (uint32_t i = first; i < last && !v->data_failed; i++) {
-			const struct tc_msg *m = &s->msgs[i];
-			int len = shortest ? route_len(sh, m) : 0;
-
-			for (uint32_t k = 0; k < m->nblk; k++) {
-				const struct tc_blk *b = &s->blks[m->blk_off + k];
-				struct a2a_state *e = &bs[(size_t)b->a * N + b->b];
-				int moved_now = TAG_STEP(e->tag) == st + 1;
-				uint32_t hops = TAG_HOPS(e->tag);
-
-				if (b->a == b->b) {
-					violation(v, st, "step %u: message %d -> %d carries block {%d,%d}, which never moves",
-						  st, m->src, m->dst, b->a, b->b);
-					v->data_failed = 1;
-					break;
-				}
-				if (moved_now && e->node == (uint32_t)m->src) {
-					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent in the step node %d receives it",
-						  st, m->src, m->dst, b->a, b->b, m->src);
-					v->data_failed = 1;
-					break;
-				}
-				if (moved_now) {
-					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent twice in one step (already on its way to node %u)",
-						  st, m->src, m->dst, b->a, b->b, e->node);
-					v->data_failed = 1;
-					break;
-				}
-				if (e->node != (uint32_t)m->src) {
-					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent but held by node %u at the start of the step",
-						  st, m->src, m->dst, b->a, b->b, e->node);
-					v->data_failed = 1;
-					break;
-				}
-				if (b->b == m->src) {
-					violation(v, st, "step %u: message %d -> %d: block {%d,%d} leaves its destination",
-						  st, m->src, m->dst, b->a, b->b);
-					v->data_failed = 1;
-					break;
-				}
-				if (shortest) {
-					uint32_t want = node_dist(sh, &v->dt, b->a, b->b);
-
-					hops += len;
-					if (hops + node_dist(sh, &v->dt, m->dst, b->b) != want) {
-						violation(v, st, "step %u: message %d -> %d: block {%d,%d} leaves a shortest path (SHORTEST claimed)",
-							  st, m->src, m->dst, b->a, b->b);
-						v->data_failed = 1;
-						break;
-					}
-				}
-				e->node = (uint32_t)m->dst;
-				e->tag = (st + 1) | hops << 24;
-			}
-		}
-	}
-	for (size_t o = 0; o < N && !v->data_failed; o++)
-		for (size_t d = 0; d < N; d++)
-			if (bs[o * N + d].node != d && o != d) {
-				violation(v, UINT32_MAX, "end: block {%zu,%zu} is at node %u, not at its destination", o, d,
-					  bs[o * N + d].node);
-				v->data_failed = 1;
-				break;
-			}
-	free(bs);
 	return 0;
 }
 
-/*
- * Allgather: have[n] bitmap of blocks {o,p} (bit o*np+p) node n holds;
- * fresh[] marks what arrived this step (not sendable before the next step).
- */
-static int check_allgather(struct vstate *v)
+/* A block may only be sent by its holder at the start of the step. */
+static void alltoall_step(struct tc_verify_state *v, const struct tc_step_view *sv)
 {
-	const struct tc_sched *s = v->s;
-	const struct tc_shape *sh = &s->shape;
-	const size_t N = sh->nodes, B = N * s->npackets, words = (B + 63) / 64;
-	int shortest = !!(s->claims & TC_CLAIM_SHORTEST);
-	uint64_t *have;
-	uint8_t *dist = NULL;
-	int np = s->npackets;
+	const struct tc_shape *sh = &v->shape;
+	const size_t N = sh->nodes;
+	const uint32_t st = sv->step;
+	int shortest = !!(v->claims & TC_CLAIM_SHORTEST);
+	struct a2a_state *bs = v->bs;
 
-	have = calloc(N * words, sizeof(*have));
-	if (shortest)
-		dist = calloc(N * B, 1);
-	if (!have || (shortest && !dist)) {
-		free(have);
-		free(dist);
-		return -ENOMEM;
-	}
-#define HAVE(n, blk) (have[(size_t)(n) * words + (blk) / 64] >> ((blk) % 64) & 1)
-#define SET(n, blk) (have[(size_t)(n) * words + (blk) / 64] |= 1ull << ((blk) % 64))
-	for (size_t n = 0; n < N; n++)
-		for (int p = 0; p < np; p++)
-			SET(n, n * np + p);
+	for (uint32_t i = 0; i < sv->nmsgs && !v->data_failed; i++) {
+		const struct tc_msg *m = &sv->msgs[i];
+		int len = shortest ? route_len(sh, m) : 0;
 
-	for (uint32_t st = 0; st < s->nsteps && !v->data_failed; st++) {
-		uint32_t first = s->step_first[st], last = s->step_first[st + 1];
+		for (uint32_t k = 0; k < m->nblk; k++) {
+			const struct tc_blk *b = &sv->blks[m->blk_off + k];
+			struct a2a_state *e = &bs[(size_t)b->a * N + b->b];
+			int moved_now = TAG_STEP(e->tag) == st + 1;
+			uint32_t hops = TAG_HOPS(e->tag);
 
-		for (uint32_t i = first; i < last && !v->data_failed; i++) {
-			const struct tc_msg *m = &s->msgs[i];
-
-			for (uint32_t k = 0; k < m->nblk; k++) {
-				const struct tc_blk *b = &s->blks[m->blk_off + k];
-				size_t id = (size_t)b->a * np + b->b;
-
-				if (!HAVE(m->src, id)) {
-					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent before node %d holds it",
-						  st, m->src, m->dst, b->a, b->b, m->src);
-					v->data_failed = 1;
-					break;
-				}
+			if (b->a == b->b) {
+				violation(v, st, "step %u: message %d -> %d carries block {%d,%d}, which never moves",
+					  st, m->src, m->dst, b->a, b->b);
+				v->data_failed = 1;
+				break;
 			}
-		}
-		for (uint32_t i = first; i < last && !v->data_failed; i++) {
-			const struct tc_msg *m = &s->msgs[i];
-			int len = shortest ? route_len(sh, m) : 0;
+			if (moved_now && e->node == (uint32_t)m->src) {
+				violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent in the step node %d receives it",
+					  st, m->src, m->dst, b->a, b->b, m->src);
+				v->data_failed = 1;
+				break;
+			}
+			if (moved_now) {
+				violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent twice in one step (already on its way to node %u)",
+					  st, m->src, m->dst, b->a, b->b, e->node);
+				v->data_failed = 1;
+				break;
+			}
+			if (e->node != (uint32_t)m->src) {
+				violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent but held by node %u at the start of the step",
+					  st, m->src, m->dst, b->a, b->b, e->node);
+				v->data_failed = 1;
+				break;
+			}
+			if (b->b == m->src) {
+				violation(v, st, "step %u: message %d -> %d: block {%d,%d} leaves its destination",
+					  st, m->src, m->dst, b->a, b->b);
+				v->data_failed = 1;
+				break;
+			}
+			if (shortest) {
+				uint32_t want = node_dist(sh, &v->dt, b->a, b->b);
 
-			for (uint32_t k = 0; k < m->nblk; k++) {
-				const struct tc_blk *b = &s->blks[m->blk_off + k];
-				size_t id = (size_t)b->a * np + b->b;
-
-				if (b->a == m->dst) {
-					violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent back to its origin",
+				hops += len;
+				if (hops + node_dist(sh, &v->dt, m->dst, b->b) != want) {
+					violation(v, st, "step %u: message %d -> %d: block {%d,%d} leaves a shortest path (SHORTEST claimed)",
 						  st, m->src, m->dst, b->a, b->b);
 					v->data_failed = 1;
 					break;
 				}
-				if (HAVE(m->dst, id)) {
-					violation(v, st, "step %u: message %d -> %d: block {%d,%d} delivered to node %d twice",
-						  st, m->src, m->dst, b->a, b->b, m->dst);
-					v->data_failed = 1;
-					break;
-				}
-				if (shortest) {
-					int done = (m->src == b->a ? 0 : dist[(size_t)m->src * B + id]) + len;
+			}
+			e->node = (uint32_t)m->dst;
+			e->tag = (st + 1) | hops << 24;
+		}
+	}
+}
 
-					if (done != node_dist(sh, &v->dt, b->a, m->dst)) {
-						violation(v, st, "step %u: message %d -> %d: block {%d,%d} reaches node %d after %d hops, shortest is %d (SHORTEST claimed)",
-							  st, m->src, m->dst, b->a, b->b, m->dst, done,
-							  node_dist(sh, &v->dt, b->a, m->dst));
-						v->data_failed = 1;
-						break;
-					}
-					dist[(size_t)m->dst * B + id] = (uint8_t)done;
-				}
-				SET(m->dst, id);
+static void alltoall_end(struct tc_verify_state *v)
+{
+	const size_t N = v->shape.nodes;
+
+	for (size_t o = 0; o < N && !v->data_failed; o++)
+		for (size_t d = 0; d < N; d++)
+			if (v->bs[o * N + d].node != d && o != d) {
+				violation(v, UINT32_MAX, "end: block {%zu,%zu} is at node %u, not at its destination", o, d,
+					  v->bs[o * N + d].node);
+				v->data_failed = 1;
+				break;
+			}
+}
+
+#define HAVE(v, n, blk) ((v)->have[(size_t)(n) * (v)->words + (blk) / 64] >> ((blk) % 64) & 1)
+#define SET(v, n, blk) ((v)->have[(size_t)(n) * (v)->words + (blk) / 64] |= 1ull << ((blk) % 64))
+
+/* Allgather: a block is sendable from the step after it arrives. */
+static int allgather_begin(struct tc_verify_state *v)
+{
+	const size_t N = v->shape.nodes;
+	const int np = v->npackets;
+
+	v->B = N * np;
+	v->words = (v->B + 63) / 64;
+	v->have = calloc(N * v->words, sizeof(*v->have));
+	if (v->claims & TC_CLAIM_SHORTEST)
+		v->dist = calloc(N * v->B, 1);
+	if (!v->have || ((v->claims & TC_CLAIM_SHORTEST) && !v->dist))
+		return -ENOMEM;
+	for (size_t n = 0; n < N; n++)
+		for (int p = 0; p < np; p++)
+			SET(v, n, n * np + p);
+	return 0;
+}
+
+static void allgather_step(struct tc_verify_state *v, const struct tc_step_view *sv)
+{
+	const struct tc_shape *sh = &v->shape;
+	const uint32_t st = sv->step;
+	const size_t B = v->B;
+	int shortest = !!(v->claims & TC_CLAIM_SHORTEST);
+	int np = v->npackets;
+
+	for (uint32_t i = 0; i < sv->nmsgs && !v->data_failed; i++) {
+		const struct tc_msg *m = &sv->msgs[i];
+
+		for (uint32_t k = 0; k < m->nblk; k++) {
+			const struct tc_blk *b = &sv->blks[m->blk_off + k];
+			size_t id = (size_t)b->a * np + b->b;
+
+			if (!HAVE(v, m->src, id)) {
+				violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent before node %d holds it",
+					  st, m->src, m->dst, b->a, b->b, m->src);
+				v->data_failed = 1;
+				break;
 			}
 		}
 	}
+	for (uint32_t i = 0; i < sv->nmsgs && !v->data_failed; i++) {
+		const struct tc_msg *m = &sv->msgs[i];
+		int len = shortest ? route_len(sh, m) : 0;
+
+		for (uint32_t k = 0; k < m->nblk; k++) {
+			const struct tc_blk *b = &sv->blks[m->blk_off + k];
+			size_t id = (size_t)b->a * np + b->b;
+
+			if (b->a == m->dst) {
+				violation(v, st, "step %u: message %d -> %d: block {%d,%d} sent back to its origin",
+					  st, m->src, m->dst, b->a, b->b);
+				v->data_failed = 1;
+				break;
+			}
+			if (HAVE(v, m->dst, id)) {
+				violation(v, st, "step %u: message %d -> %d: block {%d,%d} delivered to node %d twice",
+					  st, m->src, m->dst, b->a, b->b, m->dst);
+				v->data_failed = 1;
+				break;
+			}
+			if (shortest) {
+				int done = (m->src == b->a ? 0 : v->dist[(size_t)m->src * B + id]) + len;
+
+				if (done != node_dist(sh, &v->dt, b->a, m->dst)) {
+					violation(v, st, "step %u: message %d -> %d: block {%d,%d} reaches node %d after %d hops, shortest is %d (SHORTEST claimed)",
+						  st, m->src, m->dst, b->a, b->b, m->dst, done,
+						  node_dist(sh, &v->dt, b->a, m->dst));
+					v->data_failed = 1;
+					break;
+				}
+				v->dist[(size_t)m->dst * B + id] = (uint8_t)done;
+			}
+			SET(v, m->dst, id);
+		}
+	}
+}
+
+static void allgather_end(struct tc_verify_state *v)
+{
+	const size_t N = v->shape.nodes, B = v->B;
+	const int np = v->npackets;
+
 	for (size_t n = 0; n < N && !v->data_failed; n++)
 		for (size_t id = 0; id < B; id++)
-			if (!HAVE(n, id)) {
+			if (!HAVE(v, n, id)) {
 				violation(v, UINT32_MAX, "end: node %zu never receives block {%zu,%zu}", n, id / np, id % np);
 				v->data_failed = 1;
 				break;
 			}
+}
+
 #undef HAVE
 #undef SET
-	free(have);
-	free(dist);
+
+static void state_free(struct tc_verify_state *v)
+{
+	if (!v)
+		return;
+	dist_tab_free(&v->dt);
+	free(v->owner);
+	free(v->sendc);
+	free(v->recvc);
+	free(v->bs);
+	free(v->have);
+	free(v->dist);
+	free(v);
+}
+
+/* An error of begin: the state and r are freed, *out is NULL. */
+static int verify_fail(struct tc_verify_state **out, struct tc_verify_report *r, int err, const char *algo,
+		       int nodes)
+{
+	state_free(*out);
+	*out = NULL;
+	tc_verify_report_free(r);
+	return tc_sched_set_error(err, "%s: tc_verify: out of memory (%d nodes)", algo, nodes);
+}
+
+int tc_verify_begin(const struct tc_sched *s, struct tc_verify_report *r, struct tc_verify_state **out)
+{
+	const struct tc_shape *sh;
+	struct tc_verify_state *v;
+	size_t nlinks;
+	int err;
+
+	*out = NULL;
+	memset(r, 0, sizeof(*r));
+	if (!s)
+		return tc_sched_set_error(-EINVAL, "tc_verify: no schedule");
+	sh = &s->shape;
+	if (s->claims & TC_CLAIM_SHORTEST) {
+		int diam = 0;
+
+		for (int d = 0; d < sh->ndims; d++)
+			diam += (sh->wrap_mask & (1u << d)) ? sh->dims[d] / 2 : sh->dims[d] - 1;
+		if (diam > 255)
+			return tc_sched_set_error(-EOVERFLOW, "%s: tc_verify: diameter %d too large to check SHORTEST",
+						  s->algo, diam);
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return verify_fail(out, r, -ENOMEM, s->algo, sh->nodes);
+	*out = v;
+	v->shape = *sh;
+	v->coll = s->coll;
+	v->algo = s->algo;
+	v->claims = s->claims;
+	v->npackets = s->npackets;
+	v->r = r;
+	v->one_port = sh->one_port || (s->claims & TC_CLAIM_PERMUTATION);
+	nlinks = (size_t)sh->nodes * 2 * sh->ndims;
+	r->link_blocks = calloc(nlinks, sizeof(*r->link_blocks));
+	r->link_msgs = calloc(nlinks, sizeof(*r->link_msgs));
+	v->owner = calloc(nlinks, sizeof(*v->owner));
+	v->sendc = malloc((size_t)sh->nodes * sizeof(*v->sendc));
+	v->recvc = malloc((size_t)sh->nodes * sizeof(*v->recvc));
+	if (!r->link_blocks || !r->link_msgs || !v->owner || !v->sendc || !v->recvc)
+		return verify_fail(out, r, -ENOMEM, s->algo, sh->nodes);
+	memset(v->sendc, 0xff, (size_t)sh->nodes * sizeof(*v->sendc));
+	memset(v->recvc, 0xff, (size_t)sh->nodes * sizeof(*v->recvc));
+	if (s->claims & TC_CLAIM_SHORTEST) {
+		err = dist_tab_init(&v->dt, sh);
+		if (err)
+			return verify_fail(out, r, err, s->algo, sh->nodes);
+	}
+	err = 0;
+	if (s->coll == TC_COLL_ALLTOALL)
+		err = alltoall_begin(v);
+	else if (s->coll == TC_COLL_ALLGATHER)
+		err = allgather_begin(v);
+	/* other collectives: structure and claims only (their data checks live with them) */
+	if (err)
+		return verify_fail(out, r, err, s->algo, sh->nodes);
 	return 0;
+}
+
+int tc_verify_step(struct tc_verify_state *v, const struct tc_step_view *sv)
+{
+	if (v->started && sv->step <= v->last_step)
+		return tc_sched_set_error(-EINVAL, "%s: tc_verify_step: step %u after step %u", v->algo, sv->step,
+					  v->last_step);
+	if (v->coll == TC_COLL_ALLTOALL && sv->step >= TAG_MAX_STEPS - 1)
+		return tc_sched_set_error(-EOVERFLOW, "%s: tc_verify: step %u: too many steps to check", v->algo,
+					  sv->step);
+	v->started = 1;
+	v->last_step = sv->step;
+	check_links(v, sv);
+	if (v->data_failed)
+		return 0;
+	if (v->coll == TC_COLL_ALLTOALL)
+		alltoall_step(v, sv);
+	else if (v->coll == TC_COLL_ALLGATHER)
+		allgather_step(v, sv);
+	return 0;
+}
+
+int tc_verify_end(struct tc_verify_state *v)
+{
+	struct tc_verify_report *r;
+	size_t nlinks;
+
+	if (!v)
+		return -EINVAL;
+	r = v->r;
+	nlinks = (size_t)v->shape.nodes * 2 * v->shape.ndims;
+	for (size_t l = 0; l < nlinks; l++)
+		if (r->link_blocks[l] > r->max_link_blocks)
+			r->max_link_blocks = r->link_blocks[l];
+	if (v->coll == TC_COLL_ALLTOALL && v->bs)
+		alltoall_end(v);
+	else if (v->coll == TC_COLL_ALLGATHER && v->have)
+		allgather_end(v);
+	r->ok = !v->failed;
+	state_free(v);
+	if (!r->ok)
+		return tc_sched_set_error(-EPROTO, "%s", r->first_violation);
+	return 0;
+}
+
+void tc_sched_step_view(const struct tc_sched *s, uint32_t st, struct tc_step_view *v)
+{
+	v->step = st;
+	v->nmsgs = s->step_first[st + 1] - s->step_first[st];
+	v->msgs = &s->msgs[s->step_first[st]];
+	v->blks = s->blks;
 }
 
 int tc_verify(const struct tc_sched *s, struct tc_verify_report *r)
 {
-	struct vstate v = { .s = s, .r = r };
-	size_t nlinks;
+	struct tc_verify_state *v;
+	struct tc_step_view sv;
 	int err;
 
 	memset(r, 0, sizeof(*r));
 	if (!s || !s->step_first)
 		return tc_sched_set_error(-EINVAL, "tc_verify: schedule not finished (call tc_sched_finish)");
-	nlinks = (size_t)s->shape.nodes * 2 * s->shape.ndims;
-	r->link_blocks = calloc(nlinks, sizeof(*r->link_blocks));
-	r->link_msgs = calloc(nlinks, sizeof(*r->link_msgs));
-	if (!r->link_blocks || !r->link_msgs) {
-		err = -ENOMEM;
-		goto err_free;
+	if (s->coll == TC_COLL_ALLTOALL && s->nsteps >= TAG_MAX_STEPS)
+		return tc_sched_set_error(-EOVERFLOW, "%s: tc_verify: out of memory (%d nodes)", s->algo,
+					  s->shape.nodes);
+	err = tc_verify_begin(s, r, &v);
+	for (uint32_t st = 0; !err && st < s->nsteps; st++) {
+		tc_sched_step_view(s, st, &sv);
+		err = tc_verify_step(v, &sv);
 	}
-	if (s->claims & TC_CLAIM_SHORTEST) {
-		int diam = 0;
-
-		for (int d = 0; d < s->shape.ndims; d++)
-			diam += (s->shape.wrap_mask & (1u << d)) ? s->shape.dims[d] / 2 : s->shape.dims[d] - 1;
-		if (diam > 255) {
-			tc_verify_report_free(r);
-			return tc_sched_set_error(-EOVERFLOW, "%s: tc_verify: diameter %d too large to check SHORTEST",
-						  s->algo, diam);
-		}
-	}
-	if (s->claims & TC_CLAIM_SHORTEST) {
-		err = dist_tab_init(&v.dt, &s->shape);
-		if (err) {
-			dist_tab_free(&v.dt);
-			goto err_free;
-		}
-	}
-	err = check_links(&v);
 	if (err) {
-		dist_tab_free(&v.dt);
-		goto err_free;
+		state_free(v); /* NULL after an error of begin */
+		tc_verify_report_free(r);
+		return err;
 	}
-	if (s->coll == TC_COLL_ALLTOALL)
-		err = check_alltoall(&v);
-	else if (s->coll == TC_COLL_ALLGATHER)
-		err = check_allgather(&v);
-	/* other collectives: structure and claims only (their data checks live with them) */
-	dist_tab_free(&v.dt);
-	if (err)
-		goto err_free;
-	r->ok = !v.failed;
-	if (!r->ok)
-		return tc_sched_set_error(-EPROTO, "%s", r->first_violation);
-	return 0;
-
-err_free:
-	tc_verify_report_free(r);
-	return tc_sched_set_error(err, "%s: tc_verify: out of memory (%d nodes)", s->algo, s->shape.nodes);
+	return tc_verify_end(v);
 }
 
 void tc_verify_report_free(struct tc_verify_report *r)
