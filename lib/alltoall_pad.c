@@ -91,61 +91,74 @@ static int pad_cmp(const void *pa, const void *pb)
 	return a->vmsg < b->vmsg ? -1 : a->vmsg > b->vmsg;
 }
 
-static int pad_translate(struct tc_sched *s, const struct tc_sched *vs, const struct pad_map *m)
-{
-	const struct tc_shape *vsh = m->virt;
+/* Translating, one virtual step at a time: the inner build streams into the real schedule. */
+struct pad_ctx {
+	struct tc_sched *s;
+	const struct pad_map *m;
 	struct pad_msg *pm;
-	int err = 0;
+	size_t cap;
+};
 
-	pm = malloc(((size_t)vs->nmsgs + 1) * sizeof(*pm));
-	if (!pm)
-		return -ENOMEM;
-	for (uint32_t st = 0; st < vs->nsteps && !err; st++) {
-		uint32_t n = 0;
+static int pad_translate(void *arg, const struct tc_sched *vs, const struct tc_step_view *v)
+{
+	struct pad_ctx *x = arg;
+	const struct pad_map *m = x->m;
+	const struct tc_shape *vsh = m->virt;
+	struct tc_sched *s = x->s;
+	uint32_t n = 0;
+	int err;
 
-		for (uint32_t i = vs->step_first[st]; i < vs->step_first[st + 1]; i++) {
-			const struct tc_msg *vm = &vs->msgs[i];
-			int vc[TC_MAX_DIMS], any = 0;
-			struct pad_msg *p = &pm[n];
+	(void)vs;
+	if (v->nmsgs > x->cap) {
+		struct pad_msg *p = realloc(x->pm, (size_t)v->nmsgs * sizeof(*p));
 
-			memset(p, 0, sizeof(*p));
-			tc_shape_coords(vsh, vm->src, vc);
-			/* Dimension-ordered: dimension d starts where d-1 ended. */
-			for (int d = 0; d < vsh->ndims; d++) {
-				p->route[d] = (int8_t)real_hops(m, d, vc[d], vm->route[d]);
-				any |= p->route[d] != 0;
-			}
-			p->src = m->host[vm->src];
-			p->dst = m->host[vm->dst];
-			p->vmsg = i;
-			if (any && p->src != p->dst)
-				n++;
+		if (!p)
+			return -ENOMEM;
+		x->pm = p;
+		x->cap = v->nmsgs;
+	}
+	for (uint32_t i = 0; i < v->nmsgs; i++) {
+		const struct tc_msg *vm = &v->msgs[i];
+		int vc[TC_MAX_DIMS], any = 0;
+		struct pad_msg *p = &x->pm[n];
+
+		memset(p, 0, sizeof(*p));
+		tc_shape_coords(vsh, vm->src, vc);
+		/* Dimension-ordered: dimension d starts where d-1 ended. */
+		for (int d = 0; d < vsh->ndims; d++) {
+			p->route[d] = (int8_t)real_hops(m, d, vc[d], vm->route[d]);
+			any |= p->route[d] != 0;
 		}
-		qsort(pm, n, sizeof(*pm), pad_cmp);
-		err = tc_sched_step(s);
-		if (err < 0)
-			break;
-		err = 0;
-		for (uint32_t i = 0; i < n && !err; i++) {
-			const struct tc_msg *vm = &vs->msgs[pm[i].vmsg];
+		p->src = m->host[vm->src];
+		p->dst = m->host[vm->dst];
+		p->vmsg = i;
+		if (any && p->src != p->dst)
+			n++;
+	}
+	qsort(x->pm, n, sizeof(*x->pm), pad_cmp);
+	err = tc_sched_step(s);
+	if (err < 0)
+		return err;
+	err = 0;
+	for (uint32_t i = 0; i < n && !err; i++) {
+		const struct pad_msg *pm = &x->pm[i];
+		const struct tc_msg *vm = &v->msgs[pm->vmsg];
 
-			if (!i || pm[i].src != pm[i - 1].src || pm[i].dst != pm[i - 1].dst ||
-			    memcmp(pm[i].route, pm[i - 1].route, sizeof(pm[i].route))) {
-				err = tc_sched_msg(s, pm[i].src, pm[i].dst, pm[i].route);
-				if (err < 0)
-					break;
-				err = 0;
-			}
-			for (uint32_t k = 0; k < vm->nblk && !err; k++) {
-				const struct tc_blk *b = &vs->blks[vm->blk_off + k];
-				int ra = m->real_of[b->a], rb = m->real_of[b->b];
+		if (!i || pm->src != pm[-1].src || pm->dst != pm[-1].dst ||
+		    memcmp(pm->route, pm[-1].route, sizeof(pm->route))) {
+			err = tc_sched_msg(s, pm->src, pm->dst, pm->route);
+			if (err < 0)
+				break;
+			err = 0;
+		}
+		for (uint32_t k = 0; k < vm->nblk && !err; k++) {
+			const struct tc_blk *b = &v->blks[vm->blk_off + k];
+			int ra = m->real_of[b->a], rb = m->real_of[b->b];
 
-				if (ra >= 0 && rb >= 0)
-					err = tc_sched_blk(s, ra, rb);
-			}
+			if (ra >= 0 && rb >= 0)
+				err = tc_sched_blk(s, ra, rb);
 		}
 	}
-	free(pm);
 	return err < 0 ? err : 0;
 }
 
@@ -172,6 +185,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	const struct tc_algo *base;
 	struct tc_sched *vs = NULL, *s = NULL;
 	struct pad_map m = { .real = shape, .virt = &vsh };
+	struct pad_ctx x = { .m = &m };
 	int err, hosted = 1;
 
 	if (shape->one_port) {
@@ -183,16 +197,15 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "pad: the padded shape is too large";
 		return -EOPNOTSUPP;
 	}
-	err = base->build(&vsh, &vs, why);
-	if (err)
-		return err;
 
 	m.host = malloc((size_t)vsh.nodes * sizeof(*m.host));
 	m.real_of = malloc((size_t)vsh.nodes * sizeof(*m.real_of));
 	m.emb = malloc((size_t)shape->nodes * sizeof(*m.emb));
 	err = -ENOMEM;
-	if (!m.host || !m.real_of || !m.emb)
+	if (!m.host || !m.real_of || !m.emb) {
+		*why = "pad: out of memory";
 		goto out;
+	}
 	for (int v = 0; v < vsh.nodes; v++) {
 		int c[TC_MAX_DIMS];
 
@@ -215,19 +228,32 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		hosted *= (vsh.dims[d] + shape->dims[d] - 1) / shape->dims[d];
 
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "pad", "000 Sec. VI (imaginary nodes) over AR/AT2 (000 Sec. III-IV)", 0);
-	if (!s)
+	if (!s) {
+		*why = "pad: out of memory";
 		goto out;
-	/* Each real node rearranges for every virtual node it plays. */
-	s->rearranged_blocks = vs->rearranged_blocks * hosted;
-	err = pad_translate(s, vs, &m);
-	if (!err)
-		err = tc_sched_finish(s);
+	}
+	/*
+	 * The virtual schedule is never kept whole: each of its steps is
+	 * translated as the base algorithm completes it (64x64 over AT2 would
+	 * otherwise hold both schedules, 2.8 GB).
+	 */
+	x.s = s;
+	err = tc_sched_build_streamed(base, &vsh, pad_translate, &x, &vs, why);
 	if (err) {
-		*why = "pad: internal error translating the padded schedule";
+		if (err != -EOPNOTSUPP)
+			*why = err == -ENOMEM ? "pad: out of memory translating the padded schedule"
+					      : "pad: internal error translating the padded schedule";
 		tc_sched_free(s);
 		s = NULL;
+		goto out;
 	}
+	/* Each real node rearranges for every virtual node it plays. */
+	s->rearranged_blocks = vs->rearranged_blocks * hosted;
+	err = tc_sched_done(s, 0, &s, why, "pad: internal error finishing the padded schedule");
+	if (err)
+		s = NULL;
 out:
+	free(x.pm);
 	free(m.host);
 	free(m.real_of);
 	free(m.emb);

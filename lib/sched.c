@@ -16,6 +16,28 @@
 
 static __thread char tc_sched_errbuf[256];
 
+/* A streamed schedule (tc_sched_stream). */
+struct tc_sched_stream {
+	tc_step_sink_fn sink;
+	void *arg;
+	uint32_t nsteps;	/* steps handed over: the number of the next one */
+	uint64_t nmsgs, nblks;	/* messages and blocks handed over */
+	int finished;
+	int dropped;		/* messages of an earlier step have been dropped */
+};
+
+/* The request of tc_sched_build_streamed running in this thread. */
+struct stream_request {
+	const struct tc_shape *shape;
+	enum tc_coll coll;
+	tc_step_sink_fn sink;
+	void *arg;
+	struct tc_sched *attached; /* the schedule it streams, once created */
+	int armed;
+};
+
+static __thread struct stream_request tc_stream_req;
+
 __attribute__((format(printf, 2, 3))) int tc_sched_set_error(int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -55,13 +77,100 @@ struct tc_sched *tc_sched_new(const struct tc_shape *shape, enum tc_coll coll, c
 	s->cite = cite ? cite : "";
 	s->claims = claims;
 	s->npackets = 1;
+	if (tc_stream_req.armed && !tc_stream_req.attached && coll == tc_stream_req.coll &&
+	    tc_shape_equal(shape, tc_stream_req.shape)) {
+		if (tc_sched_stream(s, tc_stream_req.sink, tc_stream_req.arg)) {
+			free(s);
+			return NULL;
+		}
+		tc_stream_req.attached = s;
+	}
 	return s;
+}
+
+static int finished(const struct tc_sched *s)
+{
+	return s->step_first || (s->stream && s->stream->finished);
+}
+
+static int check_msg(const struct tc_sched *s, const struct tc_msg *m);
+
+/*
+ * Hand the step being built to the sink, compacted and checked as
+ * tc_sched_finish would, and drop its messages and blocks.
+ */
+static int stream_flush(struct tc_sched *s)
+{
+	struct tc_sched_stream *st = s->stream;
+	struct tc_step_view v;
+	uint32_t n = 0, nb = 0;
+	int err = 0;
+
+	for (uint32_t i = 0; i < s->nmsgs; i++) {
+		const struct tc_msg m = s->msgs[i];
+
+		if (m.blk_off != nb || m.nblk > s->nblks - nb)
+			return tc_sched_set_error(-EINVAL, "%s: message %u: blocks beyond the block array", s->algo,
+						  i);
+		nb += m.nblk;
+		if (!m.nblk)
+			continue;
+		s->msgs[n] = m;
+		s->msgs[n].step = st->nsteps;
+		n++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		err = check_msg(s, &s->msgs[i]);
+		if (err)
+			return err;
+	}
+	if (n) {
+		v.step = st->nsteps;
+		v.nmsgs = n;
+		v.msgs = s->msgs;
+		v.blks = s->blks;
+		err = st->sink(st->arg, s, &v);
+		st->nsteps++;
+		st->nmsgs += n;
+		st->nblks += nb;
+	}
+	if (s->nmsgs)
+		st->dropped = 1;
+	s->nmsgs = 0;
+	s->nblks = 0;
+	return err;
+}
+
+int tc_sched_stream(struct tc_sched *s, tc_step_sink_fn sink, void *arg)
+{
+	if (!s || !sink)
+		return tc_sched_set_error(-EINVAL, "tc_sched_stream: no schedule or no sink");
+	if (s->stream || finished(s) || s->nsteps)
+		return tc_sched_set_error(-EINVAL, "%s: tc_sched_stream after the first step", s->algo);
+	s->stream = calloc(1, sizeof(*s->stream));
+	if (!s->stream)
+		return tc_sched_set_error(-ENOMEM, "%s: tc_sched_stream: out of memory", s->algo);
+	s->stream->sink = sink;
+	s->stream->arg = arg;
+	return 0;
+}
+
+void tc_sched_streamed_totals(const struct tc_sched *s, uint64_t *msgs, uint64_t *blks)
+{
+	*msgs = s->stream ? s->stream->nmsgs : 0;
+	*blks = s->stream ? s->stream->nblks : 0;
 }
 
 int tc_sched_step(struct tc_sched *s)
 {
-	if (s->step_first)
+	if (finished(s))
 		return tc_sched_set_error(-EINVAL, "%s: tc_sched_step after tc_sched_finish", s->algo);
+	if (s->stream && s->nsteps) {
+		int err = stream_flush(s);
+
+		if (err)
+			return err;
+	}
 	if (s->nsteps == UINT32_MAX)
 		return tc_sched_set_error(-EINVAL, "%s: too many steps", s->algo);
 	return (int)s->nsteps++;
@@ -94,7 +203,7 @@ int tc_sched_msg(struct tc_sched *s, int src, int dst, const int8_t *route)
 	const struct tc_shape *sh = &s->shape;
 	struct tc_msg *m;
 
-	if (s->step_first)
+	if (finished(s))
 		return tc_sched_set_error(-EINVAL, "%s: tc_sched_msg after tc_sched_finish", s->algo);
 	if (!s->nsteps)
 		return tc_sched_set_error(-EINVAL, "%s: tc_sched_msg before the first tc_sched_step", s->algo);
@@ -128,8 +237,11 @@ int tc_sched_blk(struct tc_sched *s, int a, int b)
 {
 	struct tc_msg *m;
 
-	if (s->step_first)
+	if (finished(s))
 		return tc_sched_set_error(-EINVAL, "%s: tc_sched_blk after tc_sched_finish", s->algo);
+	if (!s->nmsgs && s->stream && s->stream->dropped)
+		return tc_sched_set_error(-EINVAL, "%s: tc_sched_blk: the last message is in a step already streamed (a streamed build cannot add to an earlier step)",
+					  s->algo);
 	if (!s->nmsgs)
 		return tc_sched_set_error(-EINVAL, "%s: tc_sched_blk before any tc_sched_msg", s->algo);
 	m = &s->msgs[s->nmsgs - 1];
@@ -288,10 +400,25 @@ int tc_sched_finish(struct tc_sched *s)
 	size_t nv;
 	int err;
 
-	if (s->step_first)
+	if (finished(s))
 		return tc_sched_set_error(-EINVAL, "%s: tc_sched_finish called twice", s->algo);
 	if (s->npackets < 1)
 		return tc_sched_set_error(-EINVAL, "%s: npackets %d < 1", s->algo, s->npackets);
+	if (s->stream) {
+		/* The last step goes out; what is left is a shell. */
+		err = s->nsteps ? stream_flush(s) : 0;
+		if (err)
+			return err;
+		s->nsteps = s->stream->nsteps;
+		s->stream->finished = 1;
+		free(s->msgs);
+		free(s->blks);
+		s->msgs = NULL;
+		s->blks = NULL;
+		s->cap_msgs = 0;
+		s->cap_blks = 0;
+		return 0;
+	}
 	err = compact(s);
 	if (err)
 		return err;
@@ -356,6 +483,7 @@ void tc_sched_free(struct tc_sched *s)
 	free(s->blks);
 	free(s->node_first);
 	free(s->node_msgs);
+	free(s->stream);
 	free(s);
 }
 
@@ -370,4 +498,103 @@ int tc_sched_done(struct tc_sched *s, int err, struct tc_sched **out, const char
 	}
 	*out = s;
 	return 0;
+}
+
+int tc_sched_build_streamed(const struct tc_algo *algo, const struct tc_shape *shape, tc_step_sink_fn sink,
+			    void *arg, struct tc_sched **out, const char **why)
+{
+	const struct stream_request saved = tc_stream_req;
+	struct tc_sched *s = NULL, *attached;
+	int err;
+
+	*out = NULL;
+	if (!algo || !shape || !sink) {
+		*why = "tc_sched_build_streamed: no algorithm, shape or sink";
+		return tc_sched_set_error(-EINVAL, "%s", *why);
+	}
+	tc_stream_req = (struct stream_request){
+		.shape = shape, .coll = algo->coll, .sink = sink, .arg = arg, .armed = 1,
+	};
+	err = algo->build(shape, &s, why);
+	attached = tc_stream_req.attached;
+	tc_stream_req = saved;
+	if (err)
+		return err;
+	if (!s || s != attached || !s->stream || !s->stream->finished) {
+		tc_sched_free(s);
+		*why = "streamed build: the builder returned another schedule than the one it streamed";
+		return tc_sched_set_error(-EOPNOTSUPP, "%s: %s", algo->name, *why);
+	}
+	*out = s;
+	return 0;
+}
+
+/* tc_sched_check_streamed: the verifier and the cost model as a sink. */
+struct check_ctx {
+	const struct tc_cost_params *p;
+	const size_t *sizes;
+	int nsizes;
+	struct tc_verify_report *r;
+	struct tc_verify_state *v;
+	struct tc_cost_state *c;
+	int began, err;
+};
+
+static int check_begin(struct check_ctx *x, const struct tc_sched *s)
+{
+	int err = tc_verify_begin(s, x->r, &x->v);
+
+	if (!err)
+		err = tc_cost_begin(s, x->p, x->sizes, x->nsizes, &x->c);
+	x->began = 1;
+	return err;
+}
+
+static int check_sink(void *arg, const struct tc_sched *s, const struct tc_step_view *view)
+{
+	struct check_ctx *x = arg;
+	int err = x->began ? 0 : check_begin(x, s);
+
+	if (!err)
+		err = tc_verify_step(x->v, view);
+	if (!err)
+		err = tc_cost_step(x->c, view);
+	if (err)
+		x->err = err;
+	return err;
+}
+
+int tc_sched_check_streamed(const struct tc_algo *algo, const struct tc_shape *shape, const struct tc_cost_params *p,
+			    const size_t *sizes, int nsizes, double *time_us, struct tc_verify_report *r,
+			    struct tc_cost *cost, uint32_t *nsteps, uint64_t *nblks, const char **why)
+{
+	struct check_ctx x = { .p = p, .sizes = sizes, .nsizes = nsizes, .r = r };
+	struct tc_sched *s = NULL;
+	char msg[sizeof(tc_sched_errbuf)];
+	int err, verr;
+
+	memset(r, 0, sizeof(*r));
+	err = tc_sched_build_streamed(algo, shape, check_sink, &x, &s, why);
+	if (!err && !x.began) /* no steps at all */
+		err = check_begin(&x, s);
+	if (err) {
+		if (x.err)
+			*why = "streamed check: the verifier or the cost model failed";
+		snprintf(msg, sizeof(msg), "%s", tc_sched_last_error());
+		if (x.v)
+			tc_verify_end(x.v); /* frees; its verdict is void */
+		if (x.c)
+			tc_cost_end(x.c, NULL, NULL, NULL);
+		tc_verify_report_free(r);
+		tc_sched_free(s);
+		return tc_sched_set_error(err, "%s", msg);
+	}
+	if (nsteps)
+		*nsteps = s->nsteps;
+	if (nblks)
+		*nblks = s->stream->nblks;
+	err = tc_cost_end(x.c, s, time_us, cost);
+	verr = tc_verify_end(x.v);
+	tc_sched_free(s);
+	return verr ? verr : err;
 }

@@ -129,6 +129,10 @@ struct tc_sched {
 	 * sends first. */
 	uint32_t *node_first; /* nodes*nsteps+1 */
 	uint32_t *node_msgs;
+
+	/* Set by tc_sched_stream(): the steps go to a sink as they are built
+	 * (private to sched.c); NULL for a schedule kept whole. */
+	struct tc_sched_stream *stream;
 };
 
 /* Building. All return 0 / index >= 0 or a negative errno (-ENOMEM, -EINVAL). */
@@ -151,6 +155,59 @@ void tc_sched_free(struct tc_sched *s);
  * (NULL is fine) and sets *why to fail_why. Returns 0 or the negative errno.
  */
 int tc_sched_done(struct tc_sched *s, int err, struct tc_sched **out, const char **why, const char *fail_why);
+/*
+ * Streaming: a schedule too large to keep whole goes to a sink step by step.
+ * After tc_sched_stream(s, sink, arg), each time the builder begins a step
+ * (tc_sched_step) or finishes (tc_sched_finish, tc_sched_done), the step just
+ * completed is checked and compacted as tc_sched_finish would (empty messages
+ * and steps dropped, steps renumbered, the same validation), handed to
+ * sink(arg, s, view) as a one-step view (view->step: its number in the
+ * finished schedule; msgs[i].step the same), and its messages and blocks are
+ * dropped. A sink error stops the build: tc_sched_step / tc_sched_finish
+ * return it. The finished schedule is a shell: nsteps the number of steps
+ * streamed, no messages, no per-node views (tc_verify, tc_cost_eval and the
+ * executors refuse it: step_first stays NULL); tc_sched_streamed_totals()
+ * gives its message and block counts. Call before the first tc_sched_step;
+ * 0 or -EINVAL.
+ *
+ * Builders need no change to be streamed, as long as they never read back
+ * their own messages or blocks (tc_sched_blk after a tc_sched_step that
+ * followed the message fails with a reason instead of adding to a dropped
+ * message).
+ */
+struct tc_step_view;
+struct tc_algo;
+struct tc_verify_report;
+struct tc_cost_params;
+struct tc_cost;
+typedef int (*tc_step_sink_fn)(void *arg, const struct tc_sched *s, const struct tc_step_view *view);
+int tc_sched_stream(struct tc_sched *s, tc_step_sink_fn sink, void *arg);
+/* Messages and blocks a streamed schedule has handed over (0 if not streamed). */
+void tc_sched_streamed_totals(const struct tc_sched *s, uint64_t *msgs, uint64_t *blks);
+/*
+ * Run algo->build(shape) with its schedule streamed to sink: the first
+ * schedule the builder creates for this shape and collective in this thread
+ * is streamed (tc_sched_stream). 0 with *out the finished shell (free it with
+ * tc_sched_free), or the builder's error (-EOPNOTSUPP with *why for a shape it
+ * does not support), or -EOPNOTSUPP with *why set if what the builder returned
+ * is not the schedule that was streamed (the sink's results are then void).
+ * Nests: a builder may stream another builder's schedule into its own.
+ */
+int tc_sched_build_streamed(const struct tc_algo *algo, const struct tc_shape *shape, tc_step_sink_fn sink,
+			    void *arg, struct tc_sched **out, const char **why);
+/*
+ * Build, verify and price algo's schedule for shape without keeping it: a
+ * streamed build whose sink runs tc_verify_step and tc_cost_step. Fills *r
+ * as tc_verify does and *cost, time_us[k] as tc_cost_eval_sizes(p, sizes,
+ * nsizes) does (p may be NULL with nsizes 0), and *nsteps / *nblks (may
+ * be NULL) with the schedule's steps and block moves. Returns what
+ * tc_verify returns (0, -EPROTO with r->first_violation; cost and r's link
+ * totals filled either way), or the build's error (with *why) or -ENOMEM
+ * etc.; always call tc_verify_report_free(r).
+ */
+int tc_sched_check_streamed(const struct tc_algo *algo, const struct tc_shape *shape, const struct tc_cost_params *p,
+			    const size_t *sizes, int nsizes, double *time_us, struct tc_verify_report *r,
+			    struct tc_cost *cost, uint32_t *nsteps, uint64_t *nblks, const char **why);
 /* One-line reason for the last error of tc_sched_new/step/msg/blk/finish,
  * tc_verify, tc_sim_run, tc_cost_eval or tc_sched_get in this thread; ""
  * when there has been none. */
