@@ -37,10 +37,17 @@
 
 #include "sched.h"
 
+/*
+ * 8 bytes, not 12: a 128x128 exchange keeps 2.7e8 of them. b < 2^23 nodes
+ * (tc_ap_init refuses larger shapes) and |e| <= 127 (a ring of at most 254
+ * logical nodes: routes are int8 hops anyway); vec_push checks both.
+ */
 struct tc_ap_item {
-	int32_t a, b; /* the block */
-	int32_t e;    /* remaining logical offset in the current phase */
+	int32_t a;	/* the block {a, b} */
+	int32_t b : 24;
+	int32_t e : 8;	/* remaining logical offset in the current phase */
 };
+#define TC_AP_MAX_NODES (1 << 23)
 
 struct tc_ap_vec {
 	struct tc_ap_item *v;

@@ -21,8 +21,11 @@ enum { AP_S1, AP_PRI, AP_SEC, AP_INC, TC_AP_NLISTS };
 
 static int vec_push(struct tc_ap_vec *v, int32_t a, int32_t b, int32_t e)
 {
+	if (b < 0 || b >= TC_AP_MAX_NODES || e < -128 || e > 127)
+		return -EOVERFLOW;
 	if (v->n == v->cap) {
-		uint32_t ncap = v->cap ? v->cap * 2 : 16;
+		/* 1.5x: the lists together hold every block of the exchange */
+		uint32_t ncap = v->cap ? v->cap + v->cap / 2 : 16;
 		struct tc_ap_item *p;
 
 		if (ncap < v->cap)
@@ -40,6 +43,19 @@ static int vec_push(struct tc_ap_vec *v, int32_t a, int32_t b, int32_t e)
 	return 0;
 }
 
+/*
+ * An emptied list gives its memory back: the blocks of a 128x128 exchange
+ * (2.7e8) pass through many lists, and lists that kept their largest
+ * capacity held five times the blocks alive.
+ */
+static void vec_release(struct tc_ap_vec *v)
+{
+	free(v->v);
+	v->v = NULL;
+	v->n = 0;
+	v->cap = 0;
+}
+
 static struct tc_ap_vec *ap_list(struct tc_ap *ap, int node, int d, int which)
 {
 	return &ap->work[((size_t)node * ap->ndims + d) * TC_AP_NLISTS + which];
@@ -50,6 +66,8 @@ int tc_ap_init(struct tc_ap *ap, struct tc_sched *s)
 	const struct tc_shape *sh = &s->shape;
 
 	memset(ap, 0, sizeof(*ap));
+	if (sh->nodes >= TC_AP_MAX_NODES)
+		return -EINVAL;
 	ap->s = s;
 	ap->sh = sh;
 	ap->nodes = sh->nodes;
@@ -138,7 +156,7 @@ static int ap_emit(struct tc_ap *ap, int node, int d, int g, int hops, struct tc
 		if (err)
 			return err;
 	}
-	v->n = 0;
+	vec_release(v);
 	return 0;
 }
 
@@ -198,7 +216,7 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, unsigned 
 			if (err)
 				return err;
 		}
-		h->n = 0;
+		vec_release(h);
 	}
 
 	for (int t = 0; t < steps; t++) {
@@ -235,7 +253,7 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, unsigned 
 						if (err)
 							return err;
 					}
-					v->n = 0;
+					vec_release(v);
 					err = ap_emit(ap, n, d, g, 1, &ap->out[0], -1);
 					if (!err)
 						err = ap_emit(ap, n, d, g, -1, &ap->out[1], -1);

@@ -152,6 +152,11 @@ static int at2_phase1(struct tc_ap *ap, const struct tc_shape *sh)
 					if (err)
 						goto out;
 				}
+				/* emitted: give the memory back (128x128: 1.6 GB of first-step lists) */
+				free(l->v);
+				l->v = NULL;
+				l->n = 0;
+				l->cap = 0;
 			}
 		}
 	}
