@@ -2,16 +2,25 @@
 /*
  * torus-model: a benchmark of the cost model, not a test. With the Intel
  * Paragon parameters of the all-port paper (ts 75 us, tw 0.011 us/B,
- * rho 0.014 us/B) it prints the predicted complete-exchange time of AT2, an
- * AR-based algorithm for any shape (allport-kd, else pad: the name printed
- * says which), pairwise exchange and Bruck on 16x16 .. 128x128 tori for
- * block sizes 64 B .. 64 KiB, and the time to build and verify each
- * schedule (process CPU time).
+ * rho 0.014 us/B) it prints, as one markdown table, the predicted
+ * complete-exchange time of AT2, an AR-based algorithm for any shape
+ * (allport-kd, else pad: the name printed says which), pairwise exchange and
+ * Bruck on 16x16 .. 128x128 tori for block sizes 64 B .. 64 KiB, with the
+ * process CPU time to build and verify each schedule and the peak resident
+ * memory that took.
+ *
+ * Every schedule, on every shape, goes through the streamed path
+ * (tc_sched_check_streamed): each step is verified and priced as the builder
+ * completes it and then dropped, so no schedule is ever kept whole (AT2 on
+ * 128x128 moves 5.6e9 blocks: 45 GB as a schedule). The figures are the ones
+ * tc_verify and tc_cost_eval_sizes give on the kept schedule (test_stream
+ * checks that on every algorithm); what remains in memory is the builder's
+ * own state and the verifier's, 8 bytes per block (2 GiB at 128x128).
  *
  * Each schedule is built in a child process with its address space limited
- * (--mem-gib, default 2) and a time limit (--timeout, default 120 s), so a
- * schedule too large for the machine is reported as such ("over 2 GiB")
- * instead of taking the machine down; the parent only prints.
+ * (--mem-gib, default 9) and a CPU time limit (--timeout, default 1800 s),
+ * so a schedule too large for the machine is reported as such ("did not fit
+ * in 9 GiB") instead of taking the machine down; the parent only prints.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,7 +41,8 @@ struct result {
 	int err;		/* 0, or -errno of the build/verify */
 	char why[300];
 	char algo[24];		/* the algorithm that ran */
-	double build_s, verify_s;
+	double cpu_s;		/* build + verify + price, process CPU time */
+	long maxrss_kb;		/* the child's peak resident memory */
 	uint32_t steps;
 	uint64_t blks;
 	double transmission, bound;
@@ -52,72 +62,52 @@ static size_t size_of(int i)
 	return (size_t)64 << i;
 }
 
-/* In the child: build, verify, price every size; fill *r. */
+/* In the child: build, verify, price every size (streamed); fill *r. */
 static void measure(const char *const *names, const struct tc_shape *sh, struct result *r)
 {
-	const struct tc_algo *a = NULL;
-	struct tc_verify_report rep;
-	struct tc_sched *s = NULL;
+	const struct tc_cost_params p = { .ts_us = 75, .tw_us_per_byte = 0.011, .rho_us_per_byte = 0.014 };
+	struct tc_verify_report rep = { 0 };
+	size_t sizes[NSIZES];
 	const char *why = NULL;
+	struct tc_cost c;
 	double t0;
 	int err = -EOPNOTSUPP;
 
+	for (int i = 0; i < NSIZES; i++)
+		sizes[i] = size_of(i);
 	for (int i = 0; names[i]; i++) {
-		a = tc_algo_find(TC_COLL_ALLTOALL, names[i]);
+		const struct tc_algo *a = tc_algo_find(TC_COLL_ALLTOALL, names[i]);
+
 		if (!a)
 			continue;
 		snprintf(r->algo, sizeof(r->algo), "%s", a->name);
+		why = NULL;
 		t0 = now();
-		err = a->build(sh, &s, &why);
-		r->build_s = now() - t0;
+		err = tc_sched_check_streamed(a, sh, &p, sizes, NSIZES, r->time_us, &rep, &c, &r->steps, &r->blks,
+					      &why);
+		r->cpu_s = now() - t0;
 		if (err != -EOPNOTSUPP)
 			break;
+		tc_verify_report_free(&rep);
 	}
-	if (err) {
-		r->err = err;
-		snprintf(r->why, sizeof(r->why), "%s", why ? why : tc_sched_last_error());
-		return;
-	}
-	if (!s || !s->step_first) {
-		r->err = -EPROTO;
-		snprintf(r->why, sizeof(r->why), "%s: build returned no finished schedule", r->algo);
-		return;
-	}
-	r->steps = s->nsteps;
-	r->blks = s->nblks;
-	t0 = now();
-	err = tc_verify(s, &rep);
-	r->verify_s = now() - t0;
 	if (err) {
 		r->err = err;
 		snprintf(r->why, sizeof(r->why), "%s",
-			 err == -EPROTO ? rep.first_violation : tc_sched_last_error());
+			 err == -EPROTO ? rep.first_violation : why ? why : tc_sched_last_error());
+		if (err != -EPROTO && err != -EOPNOTSUPP && why)
+			snprintf(r->why, sizeof(r->why), "%.120s (%.160s)", why, tc_sched_last_error());
 		tc_verify_report_free(&rep);
 		return;
 	}
 	tc_verify_report_free(&rep);
-	{
-		const struct tc_cost_params p = { .ts_us = 75, .tw_us_per_byte = 0.011, .rho_us_per_byte = 0.014 };
-		size_t sizes[NSIZES];
-		struct tc_cost c;
-
-		for (int i = 0; i < NSIZES; i++)
-			sizes[i] = size_of(i);
-		err = tc_cost_eval_sizes(s, &p, sizes, NSIZES, r->time_us, &c);
-		if (err) {
-			r->err = err;
-			snprintf(r->why, sizeof(r->why), "%s", tc_sched_last_error());
-			return;
-		}
-		r->transmission = c.transmission_blocks;
-		r->bound = c.lower_bound_blocks;
-	}
-	tc_sched_free(s);
+	r->transmission = c.transmission_blocks;
+	r->bound = c.lower_bound_blocks;
 }
 
 static void run_child(const char *const *names, const struct tc_shape *sh, struct result *r, double mem_gib,
 		      int timeout)
 {
+	struct rusage ru;
 	int fd[2], status;
 	pid_t pid;
 	ssize_t n;
@@ -155,7 +145,8 @@ static void run_child(const char *const *names, const struct tc_shape *sh, struc
 	close(fd[1]);
 	n = read(fd[0], r, sizeof(*r));
 	close(fd[0]);
-	waitpid(pid, &status, 0);
+	memset(&ru, 0, sizeof(ru));
+	wait4(pid, &status, 0, &ru);
 	if (n != sizeof(*r)) {
 		memset(r, 0, sizeof(*r));
 		snprintf(r->algo, sizeof(r->algo), "%s", names[0]);
@@ -173,17 +164,21 @@ static void run_child(const char *const *names, const struct tc_shape *sh, struc
 		snprintf(why, sizeof(why), "%s", r->why);
 		snprintf(r->why, sizeof(r->why), "did not fit in %.3g GiB (%.200s)", mem_gib, why);
 	}
+	r->maxrss_kb = ru.ru_maxrss;
 }
 
 static const char usage[] =
 	"usage: torus-model [--sizes 16,32,64,128] [--algos at2,pad,...] [--mem-gib G] [--timeout S]\n"
-	"Predicted complete-exchange times (cost model, Intel Paragon ts 75 us,\n"
+	"Predicted complete-exchange times in ms (cost model, Intel Paragon ts 75 us,\n"
 	"tw 0.011 us/B, rho 0.014 us/B) of at2, an AR-based algorithm (allport-kd\n"
 	"or pad, named in the output), pairwise and bruck on NxN tori for block\n"
-	"sizes 64 B .. 64 KiB, with the CPU time to build and verify each\n"
-	"schedule. Each schedule is built in a child limited to G GiB of address\n"
-	"space (default 2) and S seconds of CPU time (default 120); what does not\n"
-	"fit is reported, not estimated. Times are process CPU time.\n";
+	"sizes 64 B .. 64 KiB, as one markdown table, with the CPU time to build\n"
+	"and verify each schedule and the peak resident memory of doing so.\n"
+	"Every schedule is streamed (verified and priced step by step as it is\n"
+	"built, never kept whole), on every shape, so 128x128 fits: AT2 there needs\n"
+	"about 7 GiB and several CPU minutes. Each schedule is built in a child\n"
+	"limited to G GiB of address space (default 9) and S seconds of CPU time\n"
+	"(default 1800); what does not fit is reported, not estimated.\n";
 
 int main(int argc, char **argv)
 {
@@ -200,8 +195,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int sides[16] = { 16, 32, 64, 128 }, nsides = 4, timeout = 120, opt;
-	double mem_gib = 2;
+	int sides[16] = { 16, 32, 64, 128 }, nsides = 4, timeout = 1800, opt;
+	double mem_gib = 9;
 	const char *only = NULL;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -252,25 +247,31 @@ int main(int argc, char **argv)
 		}
 	}
 
-	printf("# Predicted complete-exchange time in ms (Paragon: ts 75 us, tw 0.011 us/B, rho 0.014 us/B)\n");
-	printf("# build+verify: CPU seconds on this machine; limits %.3g GiB, %d CPU s per schedule\n", mem_gib, timeout);
+	printf("Predicted complete-exchange time in ms (Paragon: ts 75 us, tw 0.011 us/B, rho 0.014 us/B);\n");
+	printf("build+verify: CPU seconds on this machine, streamed; limits %.3g GiB, %d CPU s per schedule.\n\n",
+	       mem_gib, timeout);
+	printf("| torus | algorithm | steps | block moves | transm. | ratio | build+verify (s) | peak RSS (MiB) |");
+	for (int i = 0; i < NSIZES; i++) {
+		size_t m = size_of(i);
+
+		if (m >= 1024)
+			printf(" %zu KiB |", m / 1024);
+		else
+			printf(" %zu B |", m);
+	}
+	printf("\n|---|---|--:|--:|--:|--:|--:|--:|");
+	for (int i = 0; i < NSIZES; i++)
+		printf("--:|");
+	printf("\n");
+	fflush(stdout);
 	for (int k = 0; k < nsides; k++) {
 		struct tc_shape sh;
 		int dims[2] = { sides[k], sides[k] };
+		char name[32];
 
 		if (tc_shape_init(&sh, 2, dims, 3, 0))
 			continue;
-		printf("\n%dx%d torus (%d nodes)\n", sides[k], sides[k], sh.nodes);
-		printf("%-11s %6s %9s %7s %9s", "algorithm", "steps", "transm.", "ratio", "build+ver");
-		for (int i = 0; i < NSIZES; i++) {
-			size_t m = size_of(i);
-
-			if (m >= 1024)
-				printf(" %8zuK", m / 1024);
-			else
-				printf(" %8zuB", m);
-		}
-		printf("\n");
+		snprintf(name, sizeof(name), "%dx%d", sides[k], sides[k]);
 		for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++) {
 			struct result r;
 			int wanted = !only;
@@ -285,13 +286,15 @@ int main(int argc, char **argv)
 				continue;
 			run_child(algos[a], &sh, &r, mem_gib, timeout);
 			if (r.err) {
-				printf("%-11s not run: %s\n", r.algo, r.why);
+				printf("| %s | %s | not run: %s |\n", name, r.algo, r.why);
+				fflush(stdout);
 				continue;
 			}
-			printf("%-11s %6u %9.0f %7.3f %8.2fs", r.algo, r.steps, r.transmission,
-			       r.bound > 0 ? r.transmission / r.bound : 0, r.build_s + r.verify_s);
+			printf("| %s | %s | %u | %llu | %.0f | %.3f | %.2f | %.0f |", name, r.algo, r.steps,
+			       (unsigned long long)r.blks, r.transmission, r.bound > 0 ? r.transmission / r.bound : 0,
+			       r.cpu_s, r.maxrss_kb / 1024.0);
 			for (int i = 0; i < NSIZES; i++)
-				printf(" %9.1f", r.time_us[i] / 1000);
+				printf(" %.1f |", r.time_us[i] / 1000);
 			printf("\n");
 			fflush(stdout);
 		}
