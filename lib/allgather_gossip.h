@@ -28,6 +28,25 @@ struct tc_gossip_spec {
 	int want_cycles; /* the number of cycles the rule must make */
 	tc_gossip_rule_fn rule;
 	const void *ctx;
+	/*
+	 * Optional relay segments: nseg paths, each written { m, N_0, ..., N_m }
+	 * in seg[]: N_0 and N_m lie on one cycle, N_1..N_{m-1} do not and are
+	 * fed that cycle's packets along the path. N_0's chosen packets run
+	 * N_0 -> N_1 -> ... -> N_{m-1}, N_m's the other way to N_1; every inner
+	 * PU keeps what it receives and forwards it on (a fixed in-port ->
+	 * out-port relay table, the same for every packet). The engine picks
+	 * which end passes which packet (forward/backward switching, as for
+	 * two one-hop feeders). (node, cycle) pairs no segment covers are bound
+	 * to one-hop feeders as before.
+	 */
+	const int *seg;
+	int nseg;
+	/*
+	 * Optional, npackets = 1: the cycle a PU on several cycles injects its
+	 * packet into, as a port that cycle leaves it through (-1: the first
+	 * cycle traced through it, the default).
+	 */
+	int (*inject)(const void *ctx, int node);
 };
 
 /* Filled by __tc_gossip_build when not NULL (for tests and reports). */
@@ -37,6 +56,8 @@ struct tc_gossip_info {
 	int ooc_nodes;	    /* (node, cycle) pairs fed by neighbours */
 	int handoffs;	    /* packets an out-of-cycle origin hands to a neighbour */
 	int max_msg_blocks; /* most blocks in one message */
+	int segments;	    /* relay segments used (spec->seg) */
+	int seg_extra;	    /* most steps a segment's deadline exceeds max cycle length / 2 + 1 */
 };
 
 int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_sched **out,
@@ -45,6 +66,9 @@ int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec 
 /* gossip-ham1 on a d-D torus, d >= 3 (allgather_gossip_ham1_kd.c); the
  * caller has checked the shape is an all-port torus with sides >= 3. */
 int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why);
+/* The same with the engine's report (tests). */
+int __tc_gossip_ham1_kd_info(const struct tc_shape *shape, struct tc_sched **out, const char **why,
+			     struct tc_gossip_info *info);
 
 /* gossip-ham2 with the paper's partial cycles for one odd side (tests). */
 int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out, const char **why);

@@ -69,6 +69,8 @@ struct g_state {
 	int *item_cyc, *item_at, *item_t0, *item_port; /* injection; port: handoff port */
 	struct g_feed *feeds;
 	int nfeeds;
+	int *relay;			  /* n*np: out port for a feed arriving on this in-port, or -1 */
+	unsigned char *covered;		  /* ncyc*n: (cycle, node) fed by a relay segment */
 	unsigned char *pass;		  /* nfeeds*nitems */
 	int *feed_first;		  /* n+1, feeds sorted by feeder */
 	struct g_send *sends;
@@ -213,6 +215,13 @@ static int g_inject(struct g_state *g, struct tc_gossip_info *info, const char *
 			if (npk > 1) {
 				c = p;
 			} else {
+				int q = g->spec->inject ? g->spec->inject(g->spec->ctx, o) : -1;
+
+				/* the cycle leaving o through port q, else the first through o */
+				for (int k = 0; k < g->ncyc && c < 0 && q >= 0; k++)
+					if (g->pos[k * g->n + o] >= 0 &&
+					    (g->cfwd[k][g->pos[k * g->n + o]] == q || g->cbwd[k][g->pos[k * g->n + o]] == q))
+						c = k;
 				for (int k = 0; k < g->ncyc && c < 0; k++)
 					if (g->pos[k * g->n + o] >= 0)
 						c = k;
@@ -267,14 +276,130 @@ static int g_augment(int item, const int *opt, int nopt, int *slot_item, int *it
 }
 
 /*
+ * Relay segments (spec->seg): check them, mark their links, fill the relay
+ * table and add a feed at each end. Then choose which end passes which
+ * packet: each end's first link (hence every link of the segment, a shifted
+ * copy) carries at most one packet per step, every inner PU gets each packet
+ * once, and the inner PU farthest from the passing end has it by a deadline
+ * dl; dl starts at the longest cycle's half plus one and grows until every
+ * packet is placed.
+ */
+static int g_segments(struct g_state *g, struct tc_gossip_info *info, const char **why, int *items, int *opt,
+		      int *item_slot, int *slot_item, unsigned char *vis, int tmax)
+{
+	const int *sg = g->spec->seg, n = g->n, np = g->np;
+	int base = 0;
+
+	for (int c = 0; c < g->ncyc; c++)
+		if (g->clen[c] / 2 + 1 > base)
+			base = g->clen[c] / 2 + 1;
+	for (int k = 0, off = 0; k < g->spec->nseg; k++) {
+		const int *nd = sg + off + 1;
+		int m = sg[off], c = -1, pt[4 * TC_MAX_DIMS], ni = 0, f0 = g->nfeeds, dl;
+
+		if (m < 2 || m > 4 * TC_MAX_DIMS) {
+			*why = "gossip: a relay segment must have 2 to 24 links";
+			return -EINVAL;
+		}
+		off += m + 2;
+		for (int i = 0; i <= m; i++) {
+			if (nd[i] < 0 || nd[i] >= n) {
+				*why = "gossip: a relay segment names a node outside the shape";
+				return -EINVAL;
+			}
+		}
+		for (int i = 0; i < m; i++) {
+			pt[i] = -1;
+			for (int q = 0; q < np && pt[i] < 0; q++)
+				if (tc_shape_neighbor(g->sh, nd[i], q) == nd[i + 1])
+					pt[i] = q;
+			if (pt[i] < 0) {
+				*why = "gossip: a relay segment joins two nodes that are not neighbours";
+				return -EINVAL;
+			}
+		}
+		for (int cc = 0; cc < g->ncyc && c < 0; cc++) {
+			int ok = g->pos[cc * n + nd[0]] >= 0 && g->pos[cc * n + nd[m]] >= 0;
+
+			for (int i = 1; i < m && ok; i++)
+				ok = g->pos[cc * n + nd[i]] < 0 && !g->covered[cc * n + nd[i]];
+			if (ok)
+				c = cc;
+		}
+		if (c < 0) {
+			*why = "gossip: a relay segment does not join two PUs of a cycle through PUs off it";
+			return -EOPNOTSUPP;
+		}
+		/* forward stream N_i -> N_i+1 (i < m-1), backward N_i+1 -> N_i (i >= 1) */
+		for (int i = 0; i < m - 1; i++) {
+			int a = nd[i] * np + pt[i], b = nd[i + 2] * np + (pt[i + 1] ^ 1);
+
+			if (g->used[a] || g->used[b]) {
+				*why = "gossip: a relay segment uses a link a cycle or another segment uses";
+				return -EOPNOTSUPP;
+			}
+			g->used[a] = g->used[b] = 1;
+		}
+		for (int i = 1; i < m; i++) {
+			if (i < m - 1)
+				g->relay[nd[i] * np + (pt[i - 1] ^ 1)] = pt[i];
+			if (i > 1)
+				g->relay[nd[i] * np + pt[i]] = pt[i - 1] ^ 1;
+			g->covered[c * n + nd[i]] = 1;
+		}
+		g->feeds[g->nfeeds++] = (struct g_feed){ c, nd[0], pt[0], nd[1] };
+		g->feeds[g->nfeeds++] = (struct g_feed){ c, nd[m], pt[m - 1] ^ 1, nd[m - 1] };
+		for (int it = 0; it < g->nitems; it++)
+			if (g->item_cyc[it] == c)
+				items[ni++] = it;
+		for (dl = base;; dl++) {
+			int all = 1;
+
+			for (int x = 0; x < ni; x++) {
+				for (int e = 0; e < 2; e++) {
+					int t = g_arrival(g, items[x], g->feeds[f0 + e].feeder);
+
+					opt[2 * x + e] = t + m - 1 <= dl ? e * (tmax + 1) + t : -1;
+				}
+			}
+			for (int s = 0; s < 2 * (tmax + 1); s++)
+				slot_item[s] = -1;
+			for (int x = 0; x < ni; x++) {
+				item_slot[x] = -1;
+				memset(vis, 0, 2 * (tmax + 1));
+				all &= g_augment(x, opt, 2, slot_item, item_slot, vis);
+			}
+			if (all || dl >= tmax + m)
+				break;
+		}
+		for (int x = 0; x < ni; x++) {
+			int e;
+
+			if (item_slot[x] >= 0)
+				e = item_slot[x] / (tmax + 1);
+			else /* no free slot: the end it reaches first passes it, and it queues */
+				e = g_arrival(g, items[x], nd[m]) < g_arrival(g, items[x], nd[0]);
+			g->pass[(size_t)(f0 + e) * g->nitems + items[x]] = 1;
+		}
+		if (info) {
+			info->segments++;
+			if (dl - base > info->seg_extra)
+				info->seg_extra = dl - base;
+		}
+	}
+	return 0;
+}
+
+/*
  * Bind every out-of-cycle PU to (up to) two on-cycle neighbours with free
  * links, and decide which feeder passes which packet: each packet once, each
- * feeding link at most one packet per step when two feeders exist.
+ * feeding link at most one packet per step when two feeders exist. Relay
+ * segments, if the construction gives any, are bound first.
  */
 static int g_feeds(struct g_state *g, struct tc_gossip_info *info, const char **why)
 {
 	const int nit = g->nitems;
-	int maxf = 2 * g->n * g->ncyc, tmax = 2;
+	int maxf = 2 * g->n * g->ncyc + 2 * g->spec->nseg, tmax = 2;
 	int *items, *opt, *slot_item, *item_slot;
 	unsigned char *vis;
 	int err = 0;
@@ -293,11 +418,12 @@ static int g_feeds(struct g_state *g, struct tc_gossip_info *info, const char **
 		err = -ENOMEM;
 		goto out;
 	}
+	err = g_segments(g, info, why, items, opt, item_slot, slot_item, vis, tmax);
 	for (int c = 0; c < g->ncyc && !err; c++) {
 		for (int t = 0; t < g->n && !err; t++) {
 			int fq[2], nf = 0, ni = 0, f0;
 
-			if (g->pos[c * g->n + t] >= 0)
+			if (g->pos[c * g->n + t] >= 0 || g->covered[c * g->n + t])
 				continue;
 			for (int q = 0; q < g->np && nf < 2; q++) {
 				int u = tc_shape_neighbor(g->sh, t, q);
@@ -478,8 +604,14 @@ static int g_run(struct g_state *g, unsigned char *recv)
 				break;
 			if (recv[(size_t)v * g->nitems + e.item] < 255)
 				recv[(size_t)v * g->nitems + e.item]++;
-			if (e.type == EV_FEED)
+			if (e.type == EV_FEED) {
+				int r = g->relay[v * g->np + (e.port ^ 1)];
+
+				if (r >= 0) /* a relay segment: pass it on */
+					err = g_evpush(&nx, &nnx, &cnx,
+						       (struct g_ev){ v, r, e.item, 0, EV_FEED, e.cyc, step });
 				continue;
+			}
 			if (e.type == EV_HAND)
 				err = g_emit(g, &nx, &nnx, &cnx, v, e.item, e.cyc, 0, -1, 1, step);
 			else
@@ -563,6 +695,8 @@ static void g_free(struct g_state *g)
 	free(g->item_port);
 	free(g->feeds);
 	free(g->pass);
+	free(g->relay);
+	free(g->covered);
 	free(g->feed_first);
 	free(g->sends);
 }
@@ -596,14 +730,18 @@ int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec 
 	g.item_t0 = malloc(g.nitems * sizeof(int));
 	g.item_port = malloc(g.nitems * sizeof(int));
 	g.feed_first = calloc(g.n + 1, sizeof(int));
+	g.relay = malloc((size_t)g.n * g.np * sizeof(int));
+	g.covered = calloc((size_t)TC_GOSSIP_MAX_CYCLES * g.n, 1);
 	recv = calloc((size_t)g.n * g.nitems, 1);
 	if (!g.pair || !g.pos || !g.used || !g.item_cyc || !g.item_at || !g.item_t0 || !g.item_port ||
-	    !g.feed_first || !recv) {
+	    !g.feed_first || !g.relay || !g.covered || !recv) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (int i = 0; i < TC_GOSSIP_MAX_CYCLES * g.n; i++)
 		g.pos[i] = -1;
+	for (int i = 0; i < g.n * g.np; i++)
+		g.relay[i] = -1;
 
 	err = g_rules(&g, why);
 	if (!err)
