@@ -21,19 +21,8 @@
  * per cycle, which halves the feeding rate; -EOPNOTSUPP (gossip-ham2 covers
  * odd x odd tori optimally with two half packets).
  *
- * d-D, d >= 3 (Theorem 3 for d = 3 and Theorem 4: P/(2d) + P/(2*n1) + 1
- * steps when n2..nd are multiples of d): the "reactor" cycles. Cycle j starts
- * at (0, j, 0, ..., 0); it is made of laps, each a zigzag followed by moves
- * in direction 1 until a wrap-around link is crossed; lap i uses
- * zigzag(d, k) for the highest k with i mod (n2/d * n3 * ... * nk) = 0:
- *   zigzag(d, 1) = (2, 1) repeated d times
- *   zigzag(d, k) = (2, 1, 2, 1, 3, 1, ..., k+1, 1, then (2, 1) d-k-1 times).
- * The walk of each cycle is precomputed once into a per-node table of port
- * pairs (O(P) words, not the paper's O(d) arithmetic), and the rule is a
- * lookup in it. Out-of-cycle PUs are bound as in 2D.
- * Known limit: for d >= 4 a rod PU on cycle q only has neighbours on cycles
- * q - 1 and q + 1, so no one-hop feeder exists for cycle q + 2 and the
- * construction is refused (-EOPNOTSUPP) rather than approximated.
+ * d-D, d >= 3 (Theorems 3 and 4, the "reactor" cycles): see
+ * allgather_gossip_ham1_kd.c.
  * Every packet is injected into one cycle through its origin.
  */
 #include <errno.h>

@@ -1,10 +1,58 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * gossip-ham1 on d-D tori, d >= 3: the "reactor" partial Hamiltonian cycles
- * of 002_9f9f7262e49e6508.txt, Section 3 (Theorems 3 and 4). The 2D rules and
- * the algorithm's entry point live in allgather_gossip_ham1.c, which calls
+ * gossip-ham1 on d-D tori, d = 3 and 4: the "reactor" partial Hamiltonian
+ * cycles of 002_9f9f7262e49e6508.txt, Section 3 (Theorems 3 and 4: P/(2d) +
+ * P/(2*n1) + 1 steps when n2..nd are multiples of d). The 2D rules and the
+ * algorithm's entry point live in allgather_gossip_ham1.c, which calls
  * __tc_gossip_ham1_kd() for d >= 3 once the shape passed the common checks.
- * See the comment there for the construction and its known limits.
+ *
+ * Cycles. Cycle j starts at (0, j, 0, ..., 0); it is made of laps, each a
+ * zigzag followed by moves in direction 1 until a wrap-around link is
+ * crossed; lap i uses zigzag(d, k) for the highest k with
+ * i mod (n2/d * n3 * ... * nk) = 0:
+ *   zigzag(d, 1) = (2, 1) repeated d times
+ *   zigzag(d, k) = (2, 1, 2, 1, 3, 1, ..., k+1, 1, then (2, 1) d-k-1 times).
+ * The walk of each cycle is precomputed once into a per-node table of port
+ * pairs (O(P) words, not the paper's O(d) arithmetic), and the rule is a
+ * lookup in it. The rod (paper dimension 1) is the longest side whose
+ * others are multiples of d and for which the walk closes; n1 = d is allowed
+ * (no rods then). In 3D the walk closes only when n2 divides n3: a lap that
+ * changes plane moves 2 instead of 3 along dimension 2, so after the n3
+ * planes the walk stands n3 (mod n2) behind its start. Shapes with no
+ * choice of rod and order where it closes (e.g. 4x6x9, 5x9x12, 6x9x15) are
+ * refused with -EOPNOTSUPP.
+ *
+ * Feeding. PUs in the first d rod positions (the zigzags) lie on two cycles
+ * j - 1 and j and inject their packet into j (every cycle then carries P/d
+ * packets); the other PUs (rod PUs) lie on one cycle. In a cross-section of
+ * the rods the PU at (y2, ..., yd) lies on cycle (y2 + ... + yd) mod d up to
+ * orientation, so its 2(d-1) free links lead to PUs on the cycles one above
+ * and one below: for d = 3 those are both other cycles and the engine binds
+ * two one-hop feeders per cycle (forward/backward switching). For d = 4 the
+ * cycle two away has no neighbour, and the link budget is exact (2(d-1)
+ * free links in, 2(d-1) streams wanted), so the rod PUs are fed through
+ * relay segments: from every rod PU S of cycle c the segment steps to the
+ * cycle below along paper dimensions 2, 3, ..., d and once more along 2,
+ * N_k on cycle c - k and N_d = S' on c again. S's chosen packets run
+ * S -> N_1 -> ... -> N_(d-1), S''s the other way; each inner PU keeps what
+ * it receives and passes it on (a fixed in-port -> out-port table). Each
+ * free link of a rod PU then carries exactly one stream in each direction
+ * (the ends of a segment use the links along paper dimension 2 that the
+ * inner PUs of other segments leave unused); the engine checks that no
+ * link carries two. The engine
+ * chooses which end passes which packet (every link carries one packet per
+ * step) with the earliest deadline that lets every packet through. PUs on
+ * two cycles need d - 2 other cycles and have 2(d-2) free links; for d = 4
+ * one-hop feeders suffice there.
+ *
+ * What it reaches (tests/unit/test_gossip.c): Theorem 3's count on the 3D
+ * shapes tested; on 4D, Theorem 4's count with n1 = 4 (4x4x4x4: 65) and
+ * n1 = 5 (5x4x4x4: 73, 5x4x4x8: 145), one step more on the other rods
+ * tried (6x4x4x8: 162, 8x4x4x4: 98, 7x4x4x4: 90, 4x4x4x8: 98): there the
+ * switching between the two ends of some segments cannot meet the deadline
+ * P/(2d) + P/(2*n1) + 1, whose last packets need d - 1 relay hops.
+ * d >= 5 is refused: the PUs on two cycles then need relays too (their
+ * neighbours are on cycles within two of theirs), which is not built.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +65,10 @@
 
 struct ham1_kd {
 	const struct tc_shape *sh;
-	int *pair; /* nodes * 2 * ndims */
+	int *pair;	   /* nodes * 2 * ndims */
+	int *cport;	   /* nodes * ndims: a port reactor cycle j leaves node by, or -1 */
+	int *seg;	   /* relay segments for the engine: { d, N_0, ..., N_d } each */
+	int nseg;
 };
 
 static int ham1_kd_rule(const void *ctx, int node, int in_port)
@@ -74,6 +125,8 @@ static int reactor_walk(struct ham1_kd *x, const int *perm)
 		laps *= sh->dims[perm[e]];
 	for (int i = 0; i < n * np; i++)
 		x->pair[i] = -1;
+	for (int i = 0; i < n * d; i++)
+		x->cport[i] = -1;
 	for (int j = 0; j < d && !err; j++) {
 		int c[TC_MAX_DIMS] = { 0 }, start, cur;
 
@@ -130,6 +183,7 @@ static int reactor_walk(struct ham1_kd *x, const int *perm)
 			}
 			if (in[u] < 0)
 				continue;
+			x->cport[u * d + j] = outp[u];
 			if (x->pair[u * np + in[u]] >= 0 || x->pair[u * np + outp[u]] >= 0) {
 				err = -EOPNOTSUPP;	/* two cycles share a link */
 				break;
@@ -141,6 +195,97 @@ static int reactor_walk(struct ham1_kd *x, const int *perm)
 	free(in);
 	free(outp);
 	return err;
+}
+
+/*
+ * A PU on two reactor cycles j - 1 and j (mod d) injects its packet into
+ * cycle j: every cycle then carries the packets of as many PUs (P/d on the
+ * shapes tried), where the first cycle would otherwise carry more than the
+ * feeding links of its segments can pass by Theorem 4's count.
+ */
+static int ham1_kd_inject(const void *ctx, int node)
+{
+	const struct ham1_kd *x = ctx;
+	const int d = x->sh->ndims;
+
+	for (int j = 0; j < d; j++)
+		if (x->cport[node * d + j] >= 0 && x->cport[node * d + (j + d - 1) % d] >= 0)
+			return x->cport[node * d + j];
+	return -1;
+}
+
+/* The cycle of a rod PU (on one cycle, which runs straight through it along paper dimension 1), else -1. */
+static int rod_cycle(const struct ham1_kd *x, const int *perm, int u)
+{
+	const int d = x->sh->ndims;
+	int c = -1;
+
+	for (int j = 0; j < d; j++) {
+		if (x->cport[u * d + j] < 0)
+			continue;
+		if (c >= 0)
+			return -1;
+		c = j;
+	}
+	if (c < 0 || x->pair[u * 2 * d + 2 * perm[0]] != 2 * perm[0] + 1)
+		return -1;
+	return c;
+}
+
+/*
+ * The relay segments of the rods (d >= 4, see the file comment): from every
+ * rod PU S of cycle c, step to the neighbour on cycle c - 1 along paper
+ * dimension 2, then to cycle c - 2 along dimension 3, ..., to cycle
+ * c - (d - 1) along dimension d, and once more along dimension 2 to S', back
+ * on cycle c. A segment is kept only if its PUs are rod PUs on the cycles
+ * said, its links carry no cycle and no kept segment uses them; the PUs
+ * left over (outside the rods) are fed by one-hop feeders. 0 or -ENOMEM.
+ */
+static int reactor_segments(struct ham1_kd *x, const int *perm)
+{
+	const struct tc_shape *sh = x->sh;
+	const int d = sh->ndims, n = sh->nodes, np = 2 * d;
+	unsigned char *busy = calloc((size_t)n * np, 1);
+
+	free(x->seg);
+	x->nseg = 0;
+	x->seg = malloc((size_t)n * (d + 2) * sizeof(int));
+	if (!x->seg || !busy) {
+		free(busy);
+		return -ENOMEM;
+	}
+	for (int s = 0; s < n; s++) {
+		int c = rod_cycle(x, perm, s), cur = s, ok = c >= 0;
+		int *w = x->seg + (size_t)x->nseg * (d + 2), pt[TC_MAX_DIMS + 1];
+
+		w[0] = d;
+		w[1] = s;
+		for (int h = 1; h <= d && ok; h++) {
+			int dim = perm[h < d ? h : 1], want = ((c - h) % d + d) % d, nx = -1;
+
+			for (int dir = 0; dir < 2; dir++) {
+				int v = tc_shape_neighbor(sh, cur, 2 * dim + dir);
+
+				if (rod_cycle(x, perm, v) == want && x->pair[cur * np + 2 * dim + dir] < 0 &&
+				    x->pair[v * np + (2 * dim + (dir ^ 1))] < 0) {
+					nx = v;
+					pt[h - 1] = 2 * dim + dir;
+				}
+			}
+			ok = nx >= 0;
+			w[1 + h] = cur = nx;
+		}
+		/* forward links N_i -> N_i+1 (i < d-1), backward N_i+1 -> N_i (i >= 1) */
+		for (int i = 0; i < d - 1 && ok; i++)
+			ok = !busy[w[1 + i] * np + pt[i]] && !busy[w[3 + i] * np + (pt[i + 1] ^ 1)];
+		if (!ok)
+			continue;
+		for (int i = 0; i < d - 1; i++)
+			busy[w[1 + i] * np + pt[i]] = busy[w[3 + i] * np + (pt[i + 1] ^ 1)] = 1;
+		x->nseg++;
+	}
+	free(busy);
+	return 0;
 }
 
 static int next_perm(int *a, int n)
@@ -164,7 +309,7 @@ static int next_perm(int *a, int n)
 	return 1;
 }
 
-int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why, struct tc_gossip_info *info)
 {
 	const int d = shape->ndims;
 	struct ham1_kd x = { .sh = shape };
@@ -175,13 +320,22 @@ int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, con
 		.want_cycles = d,
 		.rule = ham1_kd_rule,
 		.ctx = &x,
+		.inject = ham1_kd_inject,
 	};
-	int perm[TC_MAX_DIMS], best_rod = -1, err = -EOPNOTSUPP, tried = 0;
+	int perm[TC_MAX_DIMS], best_rod = -1, err = -EOPNOTSUPP;
 	const char *w = "gossip-ham1: the reactor cycles need all sides but one to be multiples of the dimension count";
 
+	if (d >= 5) {
+		*why = "gossip-ham1: d >= 5 not built: PUs on two reactor cycles (outside the rods) need relays too";
+		return -EOPNOTSUPP;
+	}
 	x.pair = malloc((size_t)shape->nodes * 2 * d * sizeof(int));
-	if (!x.pair)
+	x.cport = malloc((size_t)shape->nodes * d * sizeof(int));
+	if (!x.pair || !x.cport) {
+		free(x.pair);
+		free(x.cport);
 		return -ENOMEM;
+	}
 	/*
 	 * Try the rod (paper dimension 1) along the longest side first (fewer
 	 * steps), every order of the other sides; the walk only closes when
@@ -190,7 +344,7 @@ int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, con
 	for (int i = 0; i < d; i++)
 		if (shape->dims[i] > best_rod)
 			best_rod = shape->dims[i];
-	for (int rodsz = best_rod; rodsz > d && err; rodsz--) {
+	for (int rodsz = best_rod; rodsz >= d && err; rodsz--) {
 		for (int i = 0; i < d; i++)
 			perm[i] = i;
 		do {
@@ -200,20 +354,38 @@ int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, con
 				ok &= shape->dims[perm[e]] % d == 0;
 			if (!ok)
 				continue;
-			tried = 1;
 			if (reactor_walk(&x, perm)) {
-				w = "gossip-ham1: the reactor walk does not close into d disjoint cycles on this shape";
+				w = "gossip-ham1: the reactor walk closes for no choice of rod and side order (3D needs n2 | n3)";
 				continue;
 			}
-			err = __tc_gossip_build(shape, &spec, out, &w, NULL);
+			if (d >= 4) {
+				err = reactor_segments(&x, perm);
+				if (err)
+					goto out;
+				spec.seg = x.seg;
+				spec.nseg = x.nseg;
+			}
+			err = __tc_gossip_build(shape, &spec, out, &w, info);
 			if (err != -EOPNOTSUPP)
 				break;
 		} while (next_perm(perm, d));
 	}
-	free(x.pair);
-	if (err == -EOPNOTSUPP && d >= 4 && tried)
-		w = "gossip-ham1: d >= 4: the reactor cycles leave PUs with no neighbour on the cycle two indices away (no one-hop feeder)";
 	if (err)
 		*why = w;
+out:
+	free(x.pair);
+	free(x.cport);
+	free(x.seg);
 	return err;
+}
+
+int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	return ham1_kd(shape, out, why, NULL);
+}
+
+int __tc_gossip_ham1_kd_info(const struct tc_shape *shape, struct tc_sched **out, const char **why,
+			     struct tc_gossip_info *info)
+{
+	return ham1_kd(shape, out, why, info);
 }

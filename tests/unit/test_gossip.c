@@ -383,20 +383,28 @@ static void test_ham1_2d_one(int a0, int b0)
 	tc_sched_free(s);
 }
 
-static void test_ham1_kd_one(int ndims, const int *dims)
+/*
+ * d-D reactor (Theorems 3 and 4): P/(2d) + P/(2*n1) + 1 steps with n2..nd
+ * multiples of d, n1 the rod side (the longest admissible). extra: the steps
+ * this construction takes beyond that count on this shape (0 or 1: for
+ * d >= 4 the rod PUs are fed through relay segments of d links, and on some
+ * shapes their forward/backward switching needs one more step).
+ */
+static void test_ham1_kd_one(int ndims, const int *dims, int extra)
 {
 	const struct tc_algo *a = &tc_algo_gossip_ham1;
+	struct tc_gossip_info info;
 	struct tc_verify_report r;
 	struct tc_shape sh;
-	struct tc_sched *s;
+	struct tc_sched *s, *s2 = NULL;
+	const char *why = "";
 	char buf[64];
-	long best = -1;
-	int mb;
+	long best = -1, p, n1, den, num, thm, rods;
+	int mb, err;
 
-	/* Theorem 4: P/(2d) + P/(2*n1) + 1 with n2..nd multiples of d; n1 = the rod side, the longest admissible */
 	mkshape(&sh, ndims, dims, (1u << ndims) - 1);
 	for (int rod = 0; rod < ndims; rod++) {
-		int ok = dims[rod] > ndims;
+		int ok = dims[rod] >= ndims;
 
 		for (int e = 0; e < ndims; e++)
 			if (e != rod && dims[e] % ndims)
@@ -404,39 +412,33 @@ static void test_ham1_kd_one(int ndims, const int *dims)
 		if (ok && (best < 0 || dims[rod] > dims[best]))
 			best = rod;
 	}
-	if (ndims >= 4) {
-		/* the d-D reactor leaves rod PUs without a neighbour on cycle q+2: refused, not approximated */
-		const char *why = NULL;
-
-		shape_str(&sh, buf, sizeof(buf));
-		s = NULL;
-		int err = a->build(&sh, &s, &why);
-
-		tap_ok(err == -EOPNOTSUPP && why && *why, "%s %s: -EOPNOTSUPP (%s)", a->name, buf, why ? why : "");
-		return;
-	}
 	s = build_checked(a, &sh, &r);
 	if (!s)
 		return;
 	shape_str(&sh, buf, sizeof(buf));
-	if (best >= 0) {
-		long p = sh.nodes, n1 = dims[best], den = 2L * ndims * n1;
-		long num = p * n1 + p * ndims + den; /* (P/(2d) + P/(2 n1) + 1) * den */
-		long thm = (num + den - 1) / den;
-		int exact = num % den == 0;
-
-		if (exact)
-			tap_ok(s->nsteps == (uint32_t)thm, "%s %s: %u steps = P/(2d) + P/(2 n1) + 1 = %ld (Thm %d)",
-			       a->name, buf, s->nsteps, thm, ndims == 3 ? 3 : 4);
-		else
-			tap_ok(s->nsteps <= (uint32_t)thm, "%s %s: %u steps <= ceil(P/(2d) + P/(2 n1) + 1) = %ld (Thm %d)",
-			       a->name, buf, s->nsteps, thm, ndims == 3 ? 3 : 4);
-		mb = max_blocks_per_link_step(s);
-		tap_ok(mb == 1, "%s %s: at most one packet per link per step (%d)", a->name, buf, mb);
-		tap_diag("TABLE %-14s %-14s steps %4u thm_steps %4ld max_link_blocks %5lld thm %5s lb_links %5ld lower_bound_steps %4ld",
-			 a->name, buf, s->nsteps, thm, (long long)r.max_link_blocks, "-",
-			 (long)(sh.nodes - 1 + 2 * ndims - 1) / (2 * ndims), lower_bound_steps(&sh));
-	}
+	p = sh.nodes;
+	n1 = dims[best];
+	den = 2L * ndims * n1;
+	num = p * n1 + p * ndims + den; /* (P/(2d) + P/(2 n1) + 1) * den */
+	thm = (num + den - 1) / den;
+	if (num % den == 0)
+		tap_ok(s->nsteps == (uint32_t)(thm + extra), "%s %s: %u steps = P/(2d) + P/(2 n1) + 1 + %d = %ld + %d (Thm %d)",
+		       a->name, buf, s->nsteps, extra, thm, extra, ndims == 3 ? 3 : 4);
+	else
+		tap_ok(s->nsteps <= (uint32_t)(thm + extra), "%s %s: %u steps <= ceil(P/(2d) + P/(2 n1) + 1) + %d = %ld + %d (Thm %d)",
+		       a->name, buf, s->nsteps, extra, thm, extra, ndims == 3 ? 3 : 4);
+	mb = max_blocks_per_link_step(s);
+	tap_ok(mb == 1, "%s %s: at most one packet per link per step (%d)", a->name, buf, mb);
+	/* the rod PUs (P * (n1 - d) / n1 of them) each start one relay segment in d >= 4 */
+	err = __tc_gossip_ham1_kd_info(&sh, &s2, &why, &info);
+	rods = ndims >= 4 ? p * (n1 - ndims) / n1 : 0;
+	tap_ok(!err && info.ncycles == ndims && info.segments == rods,
+	       "%s %s: %d cycles, %d relay segments (want %d, %ld)", a->name, buf, info.ncycles, info.segments, ndims,
+	       rods);
+	tc_sched_free(s2);
+	tap_diag("TABLE %-14s %-14s steps %4u thm_steps %4ld max_link_blocks %5lld thm %5s lb_links %5ld lower_bound_steps %4ld",
+		 a->name, buf, s->nsteps, thm, (long long)r.max_link_blocks, "-",
+		 (long)(sh.nodes - 1 + 2 * ndims - 1) / (2 * ndims), lower_bound_steps(&sh));
 	tc_verify_report_free(&r);
 	tc_sched_free(s);
 }
@@ -452,8 +454,10 @@ static void test_gossip(void)
 				       { 6, 10 }, { 16, 6 }, { 4, 5 }, { 6, 7 }, { 8, 3 }, { 10, 9 }, { 16, 15 },
 				       { 5, 4 }, { 3, 8 }, { 7, 6 }, { 9, 12 } };
 	static const int kd3[][3] = { { 4, 3, 3 }, { 5, 3, 3 }, { 8, 3, 3 }, { 4, 6, 6 }, { 6, 6, 6 },
-				      { 3, 3, 7 }, { 6, 3, 6 }, { 7, 6, 6 } };
-	static const int kd4[][4] = { { 5, 4, 4, 4 }, { 4, 4, 4, 8 } };
+				      { 3, 3, 7 }, { 6, 3, 6 }, { 7, 6, 6 }, { 3, 3, 3 } };
+	/* dims, then the steps beyond Theorem 4's count */
+	static const int kd4[][5] = { { 4, 4, 4, 4, 0 }, { 5, 4, 4, 4, 0 }, { 6, 4, 4, 8, 1 }, { 8, 4, 4, 4, 1 },
+				      { 4, 4, 4, 8, 1 }, { 7, 4, 4, 4, 1 }, { 5, 4, 4, 8, 0 } };
 
 	for (size_t i = 0; i < sizeof(ham2) / sizeof(ham2[0]); i++) {
 		test_ham2_one(ham2[i][0], ham2[i][1]);
@@ -463,9 +467,9 @@ static void test_gossip(void)
 	for (size_t i = 0; i < sizeof(ham1) / sizeof(ham1[0]); i++)
 		test_ham1_2d_one(ham1[i][0], ham1[i][1]);
 	for (size_t i = 0; i < sizeof(kd3) / sizeof(kd3[0]); i++)
-		test_ham1_kd_one(3, kd3[i]);
+		test_ham1_kd_one(3, kd3[i], 0);
 	for (size_t i = 0; i < sizeof(kd4) / sizeof(kd4[0]); i++)
-		test_ham1_kd_one(4, kd4[i]);
+		test_ham1_kd_one(4, kd4[i], kd4[i][4]);
 }
 
 /* ---- bad input: a clear -errno and a reason ---- */
@@ -507,6 +511,23 @@ static void test_errors(void)
 		mkshape(&sh, 3, d, 7u);
 		err = tc_algo_gossip_ham1.build(&sh, &s, &why);
 		tap_ok(err == -EOPNOTSUPP && why && *why, "gossip-ham1 4x4x5: -EOPNOTSUPP (%s)", why ? why : "");
+	}
+	why = NULL;
+	{
+		/* n2 | n3 fails for every choice of rod: the reactor walk does not close */
+		int d[3] = { 4, 6, 9 };
+
+		mkshape(&sh, 3, d, 7u);
+		err = tc_algo_gossip_ham1.build(&sh, &s, &why);
+		tap_ok(err == -EOPNOTSUPP && why && *why, "gossip-ham1 4x6x9: -EOPNOTSUPP (%s)", why ? why : "");
+	}
+	why = NULL;
+	{
+		int d[5] = { 5, 5, 5, 5, 5 };
+
+		mkshape(&sh, 5, d, 31u);
+		err = tc_algo_gossip_ham1.build(&sh, &s, &why);
+		tap_ok(err == -EOPNOTSUPP && why && *why, "gossip-ham1 5x5x5x5x5: -EOPNOTSUPP (%s)", why ? why : "");
 	}
 }
 
