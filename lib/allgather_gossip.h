@@ -35,8 +35,8 @@ struct tc_gossip_spec {
 	 * N_0 -> N_1 -> ... -> N_{m-1}, N_m's the other way to N_1; every inner
 	 * PU keeps what it receives and forwards it on (a fixed in-port ->
 	 * out-port relay table, the same for every packet). The engine picks
-	 * which end passes which packet (forward/backward switching, as for
-	 * two one-hop feeders). (node, cycle) pairs no segment covers are bound
+	 * which end passes which packet and whether that end holds it one step
+	 * first (forward/backward switching, as for two one-hop feeders). (node, cycle) pairs no segment covers are bound
 	 * to one-hop feeders as before.
 	 */
 	const int *seg;

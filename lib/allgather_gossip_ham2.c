@@ -71,7 +71,7 @@ struct g_state {
 	int nfeeds;
 	int *relay;			  /* n*np: out port for a feed arriving on this in-port, or -1 */
 	unsigned char *covered;		  /* ncyc*n: (cycle, node) fed by a relay segment */
-	unsigned char *pass;		  /* nfeeds*nitems */
+	unsigned char *pass;		  /* nfeeds*nitems: 0 no, 1 pass it, 2 pass it one step after it arrives */
 	int *feed_first;		  /* n+1, feeds sorted by feeder */
 	struct g_send *sends;
 	size_t nsends, capsends;
@@ -278,11 +278,14 @@ static int g_augment(int item, const int *opt, int nopt, int *slot_item, int *it
 /*
  * Relay segments (spec->seg): check them, mark their links, fill the relay
  * table and add a feed at each end. Then choose which end passes which
- * packet: each end's first link (hence every link of the segment, a shifted
- * copy) carries at most one packet per step, every inner PU gets each packet
- * once, and the inner PU farthest from the passing end has it by a deadline
- * dl; dl starts at the longest cycle's half plus one and grows until every
- * packet is placed.
+ * packet, and whether it holds it one step first: each end's first link
+ * (hence every link of the segment, a shifted copy) carries at most one
+ * packet per step, every inner PU gets each packet once, and the inner PU
+ * farthest from the passing end has it by a deadline dl; dl starts at the
+ * longest cycle's half plus one and grows until every packet is placed.
+ * (Without the hold, the two packets that pass an end in the same step from
+ * both sides can leave too few slots near the deadline: 8x4x4x4 then needs
+ * one step more.)
  */
 static int g_segments(struct g_state *g, struct tc_gossip_info *info, const char **why, int *items, int *opt,
 		      int *item_slot, int *slot_item, unsigned char *vis, int tmax)
@@ -355,11 +358,12 @@ static int g_segments(struct g_state *g, struct tc_gossip_info *info, const char
 		for (dl = base;; dl++) {
 			int all = 1;
 
+			/* options: end 0, end 1 at arrival; then the same one step later */
 			for (int x = 0; x < ni; x++) {
-				for (int e = 0; e < 2; e++) {
-					int t = g_arrival(g, items[x], g->feeds[f0 + e].feeder);
+				for (int o = 0; o < 4; o++) {
+					int e = o & 1, t = g_arrival(g, items[x], g->feeds[f0 + e].feeder) + (o >> 1);
 
-					opt[2 * x + e] = t + m - 1 <= dl ? e * (tmax + 1) + t : -1;
+					opt[4 * x + o] = t + m - 1 <= dl && t <= tmax ? e * (tmax + 1) + t : -1;
 				}
 			}
 			for (int s = 0; s < 2 * (tmax + 1); s++)
@@ -367,19 +371,21 @@ static int g_segments(struct g_state *g, struct tc_gossip_info *info, const char
 			for (int x = 0; x < ni; x++) {
 				item_slot[x] = -1;
 				memset(vis, 0, 2 * (tmax + 1));
-				all &= g_augment(x, opt, 2, slot_item, item_slot, vis);
+				all &= g_augment(x, opt, 4, slot_item, item_slot, vis);
 			}
 			if (all || dl >= tmax + m)
 				break;
 		}
 		for (int x = 0; x < ni; x++) {
-			int e;
+			int e, held = 0;
 
-			if (item_slot[x] >= 0)
+			if (item_slot[x] >= 0) {
 				e = item_slot[x] / (tmax + 1);
-			else /* no free slot: the end it reaches first passes it, and it queues */
+				held = item_slot[x] % (tmax + 1) > g_arrival(g, items[x], g->feeds[f0 + e].feeder);
+			} else { /* no free slot: the end it reaches first passes it, and it queues */
 				e = g_arrival(g, items[x], nd[m]) < g_arrival(g, items[x], nd[0]);
-			g->pass[(size_t)(f0 + e) * g->nitems + items[x]] = 1;
+			}
+			g->pass[(size_t)(f0 + e) * g->nitems + items[x]] = 1 + held;
 		}
 		if (info) {
 			info->segments++;
@@ -410,7 +416,7 @@ static int g_feeds(struct g_state *g, struct tc_gossip_info *info, const char **
 	g->feeds = calloc(maxf ? maxf : 1, sizeof(*g->feeds));
 	g->pass = calloc((size_t)(maxf ? maxf : 1) * nit, 1);
 	items = malloc(nit * sizeof(int));
-	opt = malloc(2 * nit * sizeof(int));
+	opt = malloc(4 * nit * sizeof(int));
 	item_slot = malloc(nit * sizeof(int));
 	slot_item = malloc(2 * (tmax + 1) * sizeof(int));
 	vis = malloc(2 * (tmax + 1));
@@ -544,9 +550,13 @@ static int g_emit(struct g_state *g, struct g_ev **nx, size_t *nn, size_t *nc, i
 	} else if (outp >= 0) {
 		err = g_evpush(nx, nn, nc, (struct g_ev){ v, outp, it, hops - 1, EV_CYC, (int8_t)c, now });
 	}
-	for (int f = g->feed_first[v]; f < g->feed_first[v + 1] && !err; f++)
-		if (g->feeds[f].cyc == c && g->pass[(size_t)f * g->nitems + it])
-			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->feeds[f].port, it, 0, EV_FEED, (int8_t)c, now });
+	for (int f = g->feed_first[v]; f < g->feed_first[v + 1] && !err; f++) {
+		int ps = g->pass[(size_t)f * g->nitems + it];
+
+		if (g->feeds[f].cyc == c && ps) /* ps = 2: held one step */
+			err = g_evpush(nx, nn, nc,
+				       (struct g_ev){ v, g->feeds[f].port, it, 0, EV_FEED, (int8_t)c, now + (ps - 1) });
+	}
 	return err;
 }
 
@@ -588,6 +598,8 @@ static int g_run(struct g_state *g, unsigned char *recv)
 			int l = e->node * g->np + e->port;
 			const struct g_ev *b = best[l] >= 0 ? &pend[best[l]] : NULL;
 
+			if (e->ready >= step) /* held: not sendable before step index ready */
+				continue;
 			if (!b || e->ready < b->ready || (e->ready == b->ready && e->type < b->type))
 				best[l] = (long)i;
 		}
