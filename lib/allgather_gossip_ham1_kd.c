@@ -22,7 +22,7 @@
  * choice of rod and order where it closes (e.g. 4x6x9, 5x9x12, 6x9x15) are
  * refused with -EOPNOTSUPP.
  *
- * Feeding. PUs in the first d rod positions (the zigzags) lie on two cycles
+ * Feeding. PUs at rod coordinates 0..d-1 (the zigzags) lie on two cycles
  * j - 1 and j and inject their packet into j (every cycle then carries P/d
  * packets); the other PUs (rod PUs) lie on one cycle. In a cross-section of
  * the rods the PU at (y2, ..., yd) lies on cycle (y2 + ... + yd) mod d up to
@@ -39,20 +39,21 @@
  * free link of a rod PU then carries exactly one stream in each direction
  * (the ends of a segment use the links along paper dimension 2 that the
  * inner PUs of other segments leave unused); the engine checks that no
- * link carries two. The engine
- * chooses which end passes which packet (every link carries one packet per
- * step) with the earliest deadline that lets every packet through. PUs on
- * two cycles need d - 2 other cycles and have 2(d-2) free links; for d = 4
- * one-hop feeders suffice there.
+ * link carries two. The engine chooses which end passes which packet, and
+ * whether it holds it one step first (forward/backward switching; every
+ * link carries one packet per step), so that the inner PU farthest from
+ * the passing end has it by P/(2d) + P/(2*n1) + 1. PUs on two cycles need
+ * d - 2 other cycles and have 2(d-2) free links; for d = 4 one-hop feeders
+ * suffice there.
  *
  * What it reaches (tests/unit/test_gossip.c): Theorem 3's count on the 3D
- * shapes tested; on 4D, Theorem 4's count with n1 = 4 (4x4x4x4: 65) and
- * n1 = 5 (5x4x4x4: 73, 5x4x4x8: 145), one step more on the other rods
- * tried (6x4x4x8: 162, 8x4x4x4: 98, 7x4x4x4: 90, 4x4x4x8: 98): there the
- * switching between the two ends of some segments cannot meet the deadline
- * P/(2d) + P/(2*n1) + 1, whose last packets need d - 1 relay hops.
- * d >= 5 is refused: the PUs on two cycles then need relays too (their
- * neighbours are on cycles within two of theirs), which is not built.
+ * shapes tested, and exactly Theorem 4's count, P/8 + P/(2*n1) + 1, on
+ * every 4D shape tried (n1 = 4..8, n2..n4 in {4, 8, 12}, P <= 3072; e.g.
+ * 4x4x4x4 65, 5x4x4x4 73, 6x4x4x8 161, 8x4x4x4 97), with the rod on the
+ * longest side.
+ * d >= 5 is refused: a PU on cycles j - 1 and j only has neighbours on
+ * cycles j - 2 .. j + 1, so the zigzag PUs would need relays too, and
+ * those are not built.
  */
 #include <errno.h>
 #include <stdlib.h>
