@@ -25,8 +25,12 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "algos.h"
 #include "tap.h"
@@ -422,6 +426,60 @@ static void test_views(void)
 	tc_sched_free(src);
 }
 
+/*
+ * pad out of memory: it used to keep its whole base schedule next to the
+ * translated one (64x64: 2.8 GB, over torus-model's 2 GiB) and to call the
+ * -ENOMEM "internal error translating the padded schedule". Under a small
+ * address-space limit (in a child) it must fail with -ENOMEM and say so.
+ */
+static void test_pad_oom(void)
+{
+	const struct tc_algo *a = tc_algo_find(TC_COLL_ALLTOALL, "pad");
+	int fd[2], status = 0;
+	char buf[300] = "";
+	ssize_t n = 0;
+	pid_t pid;
+
+	if (!tap_ok(a && !pipe(fd), "pad found, pipe"))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		unsigned long pages = 0, dummy;
+		struct tc_sched *s = NULL;
+		const char *why = "";
+		struct tc_shape sh;
+		struct rlimit rl;
+		FILE *f = fopen("/proc/self/statm", "r");
+		int err, len;
+
+		close(fd[0]);
+		if (!f || fscanf(f, "%lu %lu", &pages, &dummy) != 2)
+			_exit(3);
+		fclose(f);
+		/* what the process maps now + 16 MiB: the 32x32 schedule alone is 44 MB */
+		rl.rlim_cur = rl.rlim_max = pages * (rlim_t)sysconf(_SC_PAGESIZE) + (16 << 20);
+		tc_shape_parse(&sh, "32x32", 0, 0);
+		if (setrlimit(RLIMIT_AS, &rl))
+			_exit(3);
+		err = a->build(&sh, &s, &why);
+		len = snprintf(buf, sizeof(buf), "%d %s", err, why ? why : "(null)");
+		if (write(fd[1], buf, len) != len)
+			_exit(3);
+		_exit(0);
+	}
+	close(fd[1]);
+	if (pid > 0) {
+		n = read(fd[0], buf, sizeof(buf) - 1);
+		waitpid(pid, &status, 0);
+	}
+	close(fd[0]);
+	buf[n > 0 ? n : 0] = 0;
+	tap_ok(pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status) && atoi(buf) == -ENOMEM &&
+		       strstr(buf, "out of memory"),
+	       "pad 32x32 under a 16 MiB margin of address space: -ENOMEM with an out-of-memory reason ('%s')", buf);
+}
+
 int main(void)
 {
 	test_all_algorithms();
@@ -438,5 +496,6 @@ int main(void)
 	corrupted("at2", TC_COLL_ALLTOALL, "8x8", C_EMPTIES, 0, 0, NULL, "empty steps and messages dropped");
 	corrupted("at2", TC_COLL_ALLTOALL, "8x8", C_BAD_ROUTE, 2, -EINVAL, "route", "a route that leads elsewhere");
 	test_views();
+	test_pad_oom();
 	return tap_done();
 }
