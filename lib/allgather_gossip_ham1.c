@@ -15,11 +15,30 @@
  * vertical links; the two feeders choose what to pass (forward/backward
  * switching) so that every packet reaches it once and each link carries one
  * packet per step. Odd n1 with even n2 runs on the transposed torus; of two
- * even sides the smaller one is used as n1 (fewer steps). Both sides odd (the
- * paper's "inserting one special row") is not implemented: the row that
- * keeps columns 0 and 1 connected leaves its other PUs with a single feeder
- * per cycle, which halves the feeding rate; -EOPNOTSUPP (gossip-ham2 covers
- * odd x odd tori optimally with two half packets).
+ * even sides the smaller one is used as n1 (fewer steps).
+ *
+ * Both sides odd (the paper: "inserting one special row"). Every PU must lie
+ * on a cycle, and every PU on one cycle only must have both free links
+ * leading to PUs of the other cycle (else it has one feeder and the feeding
+ * rate halves): PUs are X (cycle A), Y (cycle B) or D (both), X-Y links are
+ * the free (feeding) links. With p rows and q columns: the cycles run down
+ * the columns as strips; each row has one defect (two equal neighbours
+ * joined by a cycle link) where the strips jog one column right, the defect
+ * moving one column left per row (a staircase: the only slope the local
+ * rules allow, and it never turns). A band row holds k D PUs just left of
+ * the defect above it and moves the staircase k + 1 columns; each band flips
+ * the X/Y phase once more than a plain row would, so the staircase closes
+ * around the torus with an odd number of bands whose sizes add up to
+ * D = R (R = (-p) mod q odd: one band) or R + q (R even: three bands, rows 1
+ * to 3). The sizes and the orientation are found by trying the candidates
+ * (first fit; the types force every link's colour), and 3 x 3 uses a square
+ * pattern (PU (0,0) and row p-1 D but one PU). Each cycle then holds
+ * m = (p*q + D)/2 PUs and the engine takes floor(m/2) + 1 steps, e.g. 8 on
+ * 5x5, 15 on 7x7, 23 on 9x9, 61 on 15x15, against ceil(Theorem 2) = 10, 17,
+ * 26, 65; every odd shape from 3x3 to 15x15 is at or under ceil(Theorem 2)
+ * except 5x11 (19 = ceil + 1). With q = 5 and p >= 11 no band layout
+ * closes, so 5x13 and 5x15 would take ceil + 2 and ceil + 3 steps: they are
+ * refused (-EOPNOTSUPP), as is a shape where no layout closes.
  *
  * d-D, d >= 3 (Theorems 3 and 4, the "reactor" cycles): see
  * allgather_gossip_ham1_kd.c.
@@ -60,6 +79,352 @@ static int ham1_2d_rule(const void *ctx, int node, int in_port)
 	return B;
 }
 
+/* ---- 2D, both sides odd: staircase strips and bands ---- */
+
+enum { HO_X, HO_Y, HO_D };
+enum { HO_A, HO_B, HO_F, HO_NONE };
+
+/*
+ * Logical view: n1 rows (r, along rdim) and n2 columns (j, along cdim).
+ * type[r * n2 + j] is X (cycle A only), Y (cycle B only) or D (both);
+ * hcol[u] colours the edge from u to its right neighbour, vcol[u] the edge
+ * from u to the node below: A, B, or F (free: the feeding link of an X and
+ * a Y node).
+ */
+struct ham1_odd {
+	const struct tc_shape *sh;
+	int rdim, cdim, n1, n2;
+	unsigned char *type, *hcol, *vcol;
+	int len[2], nd; /* cycle lengths (A, B) and D nodes of the chosen construction */
+};
+
+static int ho_at(const struct ham1_odd *h, int r, int j)
+{
+	r %= h->n1;
+	j %= h->n2;
+	return (r < 0 ? r + h->n1 : r) * h->n2 + (j < 0 ? j + h->n2 : j);
+}
+
+/* The alternating row with its one defect (two equal neighbours) at (c, c + 1), both of type s. */
+static void ho_row(struct ham1_odd *h, int r, int c, int s)
+{
+	for (int k = 0; k < h->n2; k++)
+		h->type[ho_at(h, r, c + 1 + k)] = (k & 1) ? !s : s;
+}
+
+/*
+ * Rows without a band carry one defect each, one column further left per
+ * row (a staircase of slope -1); a band row holds band[r] D nodes in the
+ * columns just left of the defect above it and shifts the staircase by
+ * band[r] + 1 columns. Returns 0 when the staircase closes around the torus.
+ */
+static int ho_bands(struct ham1_odd *h, const int *band)
+{
+	int c = h->n2 - 1, s = HO_Y;
+
+	for (int r = 0; r < h->n1; r++) {
+		int dn = band[r];
+
+		if (!dn) {
+			if (r) {
+				c = (c - 1 + h->n2) % h->n2;
+				s = !s;
+			}
+			ho_row(h, r, c, s);
+			continue;
+		}
+		for (int k = 0; k < dn; k++)
+			h->type[ho_at(h, r, c - dn + k)] = HO_D;
+		for (int k = 0; k < h->n2 - dn; k++)
+			h->type[ho_at(h, r, c + k)] = (k & 1) ? s : !s;
+		c = ((c - dn - 1) % h->n2 + h->n2) % h->n2;
+	}
+	return (c - 1 + h->n2) % h->n2 == h->n2 - 1 && s == HO_X ? 0 : -1;
+}
+
+/*
+ * The other pattern (n1 a multiple of n2, used where no band layout closes,
+ * e.g. 3 x 3): PU (0, 0) is D, rows 1 .. n1-2 carry the staircase from
+ * column n2-2 down, and row n1-1 is D except below the staircase's end.
+ */
+static void ho_square(struct ham1_odd *h, unsigned char *ph)
+{
+	memset(ph, 0, h->n2);
+	for (int j = 0; j < h->n2; j++)
+		h->type[ho_at(h, 0, j)] = j == 0 ? HO_D : (j & 1) ? HO_X : HO_Y;
+	for (int r = 1; r < h->n1 - 1; r++) {
+		/* the staircase's defect moves from (c, c+1) to (c-1, c): column c flips */
+		ph[ho_at(h, 0, h->n2 - r)] ^= 1;
+		for (int j = 0; j < h->n2; j++)
+			h->type[ho_at(h, r, j)] = ((j + ph[j]) & 1) ? HO_X : HO_Y;
+	}
+	for (int j = 0; j < h->n2; j++)
+		h->type[ho_at(h, h->n1 - 1, j)] = HO_D;
+	h->type[ho_at(h, h->n1 - 1, h->n2 - 1 - (h->n1 - 2))] = HO_Y;
+}
+
+/* Colour the edges the types force; D-D edges so that each D has two A and two B. 0 when consistent. */
+static int ho_color(struct ham1_odd *h)
+{
+	const int n = h->n1 * h->n2;
+	int changed = 1;
+
+	for (int u = 0; u < n; u++) {
+		int r = u / h->n2, j = u % h->n2;
+		int nb[2] = { ho_at(h, r, j + 1), ho_at(h, r + 1, j) };
+		unsigned char *col[2] = { &h->hcol[u], &h->vcol[u] };
+
+		for (int e = 0; e < 2; e++) {
+			int a = h->type[u], b = h->type[nb[e]];
+
+			if (a == HO_D && b == HO_D)
+				*col[e] = HO_NONE;
+			else if (a != HO_D && b != HO_D && a != b)
+				*col[e] = HO_F;
+			else
+				*col[e] = (a == HO_Y || b == HO_Y) ? HO_B : HO_A;
+		}
+	}
+	while (changed) {
+		changed = 0;
+		for (int u = 0; u < n; u++) {
+			int r = u / h->n2, j = u % h->n2, cnt[4] = { 0 };
+			unsigned char *e[4] = { &h->hcol[u], &h->hcol[ho_at(h, r, j - 1)], &h->vcol[u],
+						&h->vcol[ho_at(h, r - 1, j)] };
+
+			if (h->type[u] != HO_D)
+				continue;
+			for (int k = 0; k < 4; k++)
+				cnt[*e[k]]++;
+			if (!cnt[HO_NONE])
+				continue;
+			if (cnt[HO_A] != 2 && cnt[HO_B] != 2)
+				continue;
+			for (int k = 0; k < 4; k++)
+				if (*e[k] == HO_NONE)
+					*e[k] = cnt[HO_A] == 2 ? HO_B : HO_A;
+			changed = 1;
+		}
+	}
+	for (int u = 0; u < n; u++) {
+		int r = u / h->n2, j = u % h->n2, cnt[4] = { 0 };
+		const unsigned char e[4] = { h->hcol[u], h->hcol[ho_at(h, r, j - 1)], h->vcol[u],
+					     h->vcol[ho_at(h, r - 1, j)] };
+		static const int need[3][3] = { [HO_X] = { 2, 0, 2 }, [HO_Y] = { 0, 2, 2 }, [HO_D] = { 2, 2, 0 } };
+
+		for (int k = 0; k < 4; k++)
+			cnt[e[k]]++;
+		if (cnt[HO_NONE] || cnt[HO_A] != need[h->type[u]][HO_A] || cnt[HO_B] != need[h->type[u]][HO_B])
+			return -1;
+	}
+	return 0;
+}
+
+static int ho_find(int *uf, int x)
+{
+	while (uf[x] != x) {
+		uf[x] = uf[uf[x]];
+		x = uf[x];
+	}
+	return x;
+}
+
+/* 1 when the A edges make one cycle and the B edges make one; fills h->len. */
+static int ho_single(struct ham1_odd *h, int *uf)
+{
+	const int n = h->n1 * h->n2;
+
+	for (int c = HO_A; c <= HO_B; c++) {
+		int comps = 0;
+
+		h->len[c] = 0;
+		for (int u = 0; u < n; u++)
+			uf[u] = u;
+		for (int u = 0; u < n; u++) {
+			int r = u / h->n2, j = u % h->n2;
+
+			if (h->hcol[u] == c)
+				uf[ho_find(uf, u)] = ho_find(uf, ho_at(h, r, j + 1));
+			if (h->vcol[u] == c)
+				uf[ho_find(uf, u)] = ho_find(uf, ho_at(h, r + 1, j));
+		}
+		for (int u = 0; u < n; u++) {
+			if (h->type[u] != HO_D && h->type[u] != (c == HO_A ? HO_X : HO_Y))
+				continue;
+			h->len[c]++;
+			comps += ho_find(uf, u) == u;
+		}
+		if (comps != 1)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Find a layout for this orientation: the staircase closes only when the
+ * band D counts add up to tot = R (R odd) or R + n2 (R even), R = (-n1) mod n2,
+ * in an odd number of bands (each band flips the X/Y phase once more than a
+ * plain row would). Try one band, then three, then five, in rows 1, 2, ...,
+ * each of odd size at most n2 - 2, first fit wins; then the square pattern.
+ * The work is capped so that huge shapes give up rather than stall.
+ */
+static int ho_layout(struct ham1_odd *h, int *uf, int *band)
+{
+	const int n = h->n1 * h->n2, r0 = (h->n2 - h->n1 % h->n2) % h->n2;
+	const int tot = (r0 & 1) ? r0 : r0 + h->n2;
+	long budget = 20000000L / n;
+
+	for (int b = 1; b <= 5 && b < h->n1; b += 2) {
+		int part[5];
+
+		for (int k = 0; k < b; k++)
+			part[k] = 1;
+		for (;;) {
+			int sum = 0, k;
+
+			for (k = 0; k < b; k++)
+				sum += part[k];
+			if (sum == tot) {
+				if (budget-- <= 0)
+					return -1;
+				memset(band, 0, h->n1 * sizeof(int));
+				for (k = 0; k < b; k++)
+					band[1 + k] = part[k];
+				if (!ho_bands(h, band) && !ho_color(h) && ho_single(h, uf))
+					return 0;
+			}
+			/* next composition, odometer over odd sizes 1 .. n2-2 (last index fastest) */
+			for (k = b - 1; k >= 0; k--) {
+				part[k] += 2;
+				if (part[k] <= h->n2 - 2)
+					break;
+				part[k] = 1;
+			}
+			if (k < 0)
+				break;
+		}
+	}
+	if (h->n1 % h->n2 == 0) {
+		ho_square(h, (unsigned char *)band);
+		if (!ho_color(h) && ho_single(h, uf))
+			return 0;
+	}
+	return -1;
+}
+
+static int ham1_odd_rule(const void *ctx, int node, int in_port)
+{
+	const struct ham1_odd *h = ctx;
+	int c[TC_MAX_DIMS], r, j, col[4], port[4];
+
+	tc_shape_coords(h->sh, node, c);
+	r = c[h->rdim];
+	j = c[h->cdim];
+	port[0] = 2 * h->cdim;		/* right */
+	port[1] = 2 * h->cdim + 1;	/* left */
+	port[2] = 2 * h->rdim;		/* down */
+	port[3] = 2 * h->rdim + 1;	/* up */
+	col[0] = h->hcol[ho_at(h, r, j)];
+	col[1] = h->hcol[ho_at(h, r, j - 1)];
+	col[2] = h->vcol[ho_at(h, r, j)];
+	col[3] = h->vcol[ho_at(h, r - 1, j)];
+	for (int k = 0; k < 4; k++) {
+		if (port[k] != in_port)
+			continue;
+		if (col[k] == HO_F)
+			return -1;
+		for (int q = 0; q < 4; q++)
+			if (q != k && col[q] == col[k])
+				return port[q];
+	}
+	return -1;
+}
+
+static void ho_free(struct ham1_odd *h)
+{
+	free(h->type);
+	free(h->hcol);
+	free(h->vcol);
+	h->type = h->hcol = h->vcol = NULL;
+}
+
+/* Lay out orientation rdim; 0 and h filled, or -1 (no layout), or -ENOMEM. */
+static int ho_try(const struct tc_shape *shape, int rdim, struct ham1_odd *h)
+{
+	const int n = shape->nodes;
+	int *uf, *band, err;
+
+	memset(h, 0, sizeof(*h));
+	h->sh = shape;
+	h->rdim = rdim;
+	h->cdim = !rdim;
+	h->n1 = shape->dims[rdim];
+	h->n2 = shape->dims[!rdim];
+	h->type = malloc(n);
+	h->hcol = malloc(n);
+	h->vcol = malloc(n);
+	uf = malloc(n * sizeof(int));
+	band = malloc((h->n1 + h->n2) * sizeof(int)); /* also the square pattern's n2 phase bytes */
+	if (!h->type || !h->hcol || !h->vcol || !uf || !band) {
+		err = -ENOMEM;
+	} else {
+		err = ho_layout(h, uf, band);
+		h->nd = 0;
+		for (int u = 0; !err && u < n; u++)
+			h->nd += h->type[u] == HO_D;
+	}
+	free(uf);
+	free(band);
+	if (err)
+		ho_free(h);
+	return err;
+}
+
+static int ho_max(const struct ham1_odd *h)
+{
+	return h->len[0] > h->len[1] ? h->len[0] : h->len[1];
+}
+
+static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, struct tc_sched **out,
+		     const char **why)
+{
+	struct ham1_odd h[2];
+	int ok[2], best = -1, m, mn, err;
+	long thm;
+
+	for (int t = 0; t < 2; t++) {
+		ok[t] = ho_try(shape, t, &h[t]);
+		if (ok[t] == -ENOMEM) {
+			if (t)
+				ho_free(&h[0]);
+			return -ENOMEM;
+		}
+		if (!ok[t] && (best < 0 || ho_max(&h[t]) < ho_max(&h[best])))
+			best = t;
+	}
+	if (best < 0) {
+		*why = "gossip-ham1: no staircase/band layout closes into two cycles on this odd x odd torus";
+		return -EOPNOTSUPP;
+	}
+	/* 4 * Theorem 2 with n1 the smaller side; the engine takes floor(m/2) + 1 steps */
+	mn = shape->dims[0] < shape->dims[1] ? shape->dims[0] : shape->dims[1];
+	thm = ((long)shape->nodes + 2L * mn + 4 + 3) / 4;
+	m = ho_max(&h[best]);
+	if (m / 2 + 1 > thm + 1) {
+		err = -EOPNOTSUPP;
+		*why = "gossip-ham1: the only layout on this odd x odd torus takes more than ceil(Thm 2) + 1 steps";
+	} else {
+		spec->rule = ham1_odd_rule;
+		spec->ctx = &h[best];
+		spec->cite = "002 Sec. 3, Theorem 2 (odd x odd: staircase strips, band rows of PUs on both cycles)";
+		err = __tc_gossip_build(shape, spec, out, why, NULL);
+	}
+	for (int t = 0; t < 2; t++)
+		if (!ok[t])
+			ho_free(&h[t]);
+	return err;
+}
+
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
 	struct ham1_2d x = { .sh = shape };
@@ -94,10 +459,8 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	}
 	a = shape->dims[0];
 	b = shape->dims[1];
-	if ((a & 1) && (b & 1)) {
-		*why = "gossip-ham1: both sides odd is not implemented (one side must be even)";
-		return -EOPNOTSUPP;
-	}
+	if ((a & 1) && (b & 1))
+		return build_odd(shape, &spec, out, why);
 	/* n1 (rows, laps of two) must be even; of two even sides take the smaller */
 	if (!(a & 1) && ((b & 1) || a <= b)) {
 		x.rowdim = 0;

@@ -384,6 +384,78 @@ static void test_ham1_2d_one(int a0, int b0)
 }
 
 /*
+ * Both sides odd (allgather_gossip_ham1.c): with p rows along the strips and
+ * q columns, the band layout has D = R PUs on both cycles when R = (-p) mod q
+ * is odd (one band), else D = R + q (three bands, which need p > 3). Each
+ * cycle then holds (p*q + D)/2 PUs and the engine takes floor(m/2) + 1 steps.
+ * With q = 5 and p >= 11 no band layout of the family closes (searched
+ * exhaustively), and 3 x 3 uses the square pattern (D = 3, same count). The
+ * library takes the orientation with the smaller D and refuses a shape whose
+ * count exceeds ceil(Theorem 2) + 1 (n1 = the smaller side).
+ */
+static int odd_avail(int p, int q)
+{
+	int r = (q - p % q) % q;
+
+	return (r & 1) || (p > 3 && !(q == 5 && p >= 11)) || (p == 3 && q == 3);
+}
+
+static int odd_d(int p, int q)
+{
+	int r = (q - p % q) % q;
+
+	return (r & 1) ? r : r + q;
+}
+
+static void test_ham1_odd_one(int a0, int b0)
+{
+	const struct tc_algo *a = &tc_algo_gossip_ham1;
+	int dims[2] = { a0, b0 }, d = -1, mn = a0 < b0 ? a0 : b0;
+	struct tc_verify_report r;
+	struct tc_shape sh;
+	struct tc_sched *s;
+	char buf[64];
+	long m, want, thm = ((long)a0 * b0 + 2L * mn + 4 + 3) / 4; /* ceil(n1*n2/4 + n1/2 + 1) */
+	int mb;
+
+	for (int t = 0; t < 2; t++) {
+		int p = t ? b0 : a0, q = t ? a0 : b0;
+
+		if (odd_avail(p, q) && (d < 0 || odd_d(p, q) < d))
+			d = odd_d(p, q);
+	}
+	mkshape(&sh, 2, dims, 3u);
+	shape_str(&sh, buf, sizeof(buf));
+	m = ((long)a0 * b0 + d) / 2;
+	want = m / 2 + 1;
+	if (d < 0 || want > thm + 1) {
+		const char *why = NULL;
+		int err;
+
+		s = NULL;
+		err = a->build(&sh, &s, &why);
+		tap_ok(err == -EOPNOTSUPP && !s && why && *why, "%s %s: -EOPNOTSUPP, layout needs %ld steps > ceil(Thm 2) + 1 = %ld (%s)",
+		       a->name, buf, want, thm + 1, why ? why : "");
+		return;
+	}
+	s = build_checked(a, &sh, &r);
+	if (!s)
+		return;
+	tap_ok(s->nsteps == (uint32_t)want,
+	       "%s %s: %u steps = floor(m/2) + 1 = %ld, m = (n1*n2 + D)/2 = %ld, D = %d (ceil(Thm 2) = %ld)", a->name,
+	       buf, s->nsteps, want, m, d, thm);
+	tap_ok(s->nsteps <= (uint32_t)(thm + 1), "%s %s: %u steps <= ceil(n1*n2/4 + n1/2 + 1) + 1 = %ld", a->name, buf,
+	       s->nsteps, thm + 1);
+	mb = max_blocks_per_link_step(s);
+	tap_ok(mb == 1, "%s %s: at most one packet per link per step (%d)", a->name, buf, mb);
+	tap_diag("TABLE %-14s %-14s steps %4u thm_steps %4ld max_link_blocks %5lld thm %5s lb_links %5ld lower_bound_steps %4ld  (odd x odd, D %d)",
+		 a->name, buf, s->nsteps, thm, (long long)r.max_link_blocks, "-", (long)(sh.nodes - 1 + 3) / 4,
+		 lower_bound_steps(&sh), d);
+	tc_verify_report_free(&r);
+	tc_sched_free(s);
+}
+
+/*
  * d-D reactor (Theorems 3 and 4): P/(2d) + P/(2*n1) + 1 steps with n2..nd
  * multiples of d, n1 the rod side (the longest admissible); for d = 4 the
  * rod PUs are fed through relay segments of d links.
@@ -451,6 +523,8 @@ static void test_gossip(void)
 	static const int ham1[][2] = { { 4, 4 }, { 6, 6 }, { 8, 8 }, { 12, 12 }, { 16, 16 }, { 4, 8 }, { 8, 4 },
 				       { 6, 10 }, { 16, 6 }, { 4, 5 }, { 6, 7 }, { 8, 3 }, { 10, 9 }, { 16, 15 },
 				       { 5, 4 }, { 3, 8 }, { 7, 6 }, { 9, 12 } };
+	/* odd x odd with the longer side first (the other orientation of the loop below) */
+	static const int odd[][2] = { { 5, 3 }, { 7, 5 }, { 9, 7 }, { 11, 5 }, { 13, 5 }, { 15, 9 }, { 15, 7 } };
 	static const int kd3[][3] = { { 4, 3, 3 }, { 5, 3, 3 }, { 8, 3, 3 }, { 4, 6, 6 }, { 6, 6, 6 },
 				      { 3, 3, 7 }, { 6, 3, 6 }, { 7, 6, 6 }, { 3, 3, 3 } };
 	static const int kd4[][4] = { { 4, 4, 4, 4 }, { 5, 4, 4, 4 }, { 6, 4, 4, 8 }, { 8, 4, 4, 4 },
@@ -463,6 +537,11 @@ static void test_gossip(void)
 	}
 	for (size_t i = 0; i < sizeof(ham1) / sizeof(ham1[0]); i++)
 		test_ham1_2d_one(ham1[i][0], ham1[i][1]);
+	for (int a0 = 3; a0 <= 15; a0 += 2)
+		for (int b0 = a0; b0 <= 15; b0 += 2)
+			test_ham1_odd_one(a0, b0);
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+		test_ham1_odd_one(odd[i][0], odd[i][1]);
 	for (size_t i = 0; i < sizeof(kd3) / sizeof(kd3[0]); i++)
 		test_ham1_kd_one(3, kd3[i]);
 	for (size_t i = 0; i < sizeof(kd4) / sizeof(kd4[0]); i++)
@@ -477,7 +556,7 @@ static void test_errors(void)
 	struct tc_sched *s = NULL;
 	const char *why = NULL;
 	int err;
-	int d3[3] = { 4, 4, 4 }, d2[2] = { 4, 4 }, odd[2] = { 5, 7 };
+	int d3[3] = { 4, 4, 4 }, d2[2] = { 4, 4 }, odd[2] = { 5, 13 };
 
 	mkshape(&sh, 3, d3, 7u);
 	err = tc_algo_bcast_pattern.build(&sh, &s, &why);
@@ -496,7 +575,7 @@ static void test_errors(void)
 	why = NULL;
 	mkshape(&sh, 2, odd, 3u);
 	err = tc_algo_gossip_ham1.build(&sh, &s, &why);
-	tap_ok(err == -EOPNOTSUPP && why && *why, "gossip-ham1 5x7: -EOPNOTSUPP (%s)", why ? why : "");
+	tap_ok(err == -EOPNOTSUPP && why && *why, "gossip-ham1 5x13: -EOPNOTSUPP (%s)", why ? why : "");
 	why = NULL;
 	tc_shape_init(&sh, 2, d2, 3u, 1);
 	err = tc_algo_bcast_pattern.build(&sh, &s, &why);
