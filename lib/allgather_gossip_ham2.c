@@ -60,6 +60,7 @@ struct g_state {
 	const struct tc_gossip_spec *spec;
 	int n, np, ncyc, nitems;
 	int *pair;			  /* n*np: the rule, cached */
+	int *nb;			  /* n*np: the neighbour behind each port, cached */
 	int *pos;			  /* ncyc*n: position on cycle or -1 */
 	int *cnode[TC_GOSSIP_MAX_CYCLES]; /* per cycle: nodes in order */
 	int *cfwd[TC_GOSSIP_MAX_CYCLES];  /* per cycle: forward out port */
@@ -605,7 +606,7 @@ static int g_run(struct g_state *g, unsigned char *recv)
 		}
 		for (size_t i = 0; i < npend && !err; i++) {
 			struct g_ev e = pend[i];
-			int v = tc_shape_neighbor(g->sh, e.node, e.port);
+			int v = g->nb[e.node * g->np + e.port];
 
 			if (best[e.node * g->np + e.port] != (long)i) {
 				pend[keep++] = e;	/* waits for its link */
@@ -644,17 +645,51 @@ static int g_run(struct g_state *g, unsigned char *recv)
 	return err;
 }
 
-static int g_send_cmp(const void *pa, const void *pb)
+/*
+ * Order the sends by (step, src, port, item). g_run records them step by
+ * step, so each step's sends are sorted on their own: counted into buckets
+ * by directed link (src * np + port), then by item inside a bucket (one or
+ * two sends as a rule).
+ */
+static int g_sort_sends(struct g_state *g)
 {
-	const struct g_send *a = pa, *b = pb;
+	const int nl = g->n * g->np;
+	int *at = malloc((nl + 1) * sizeof(int));
+	struct g_send *tmp = malloc((g->nsends ? g->nsends : 1) * sizeof(*tmp));
 
-	if (a->step != b->step)
-		return a->step < b->step ? -1 : 1;
-	if (a->src != b->src)
-		return a->src < b->src ? -1 : 1;
-	if (a->port != b->port)
-		return a->port < b->port ? -1 : 1;
-	return a->item < b->item ? -1 : a->item > b->item;
+	if (!at || !tmp) {
+		free(at);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (size_t i = 0, j; i < g->nsends; i = j) {
+		for (j = i + 1; j < g->nsends && g->sends[j].step == g->sends[i].step; j++)
+			;
+		memset(at, 0, (nl + 1) * sizeof(int));
+		for (size_t k = i; k < j; k++)
+			at[g->sends[k].src * g->np + g->sends[k].port + 1]++;
+		for (int l = 0; l < nl; l++)
+			at[l + 1] += at[l];
+		for (size_t k = i; k < j; k++) {
+			const struct g_send *e = &g->sends[k];
+
+			tmp[i + at[e->src * g->np + e->port]++] = *e;
+		}
+		/* by item inside a bucket (insertion: buckets hold one or two) */
+		for (size_t k = i + 1; k < j; k++) {
+			struct g_send v = tmp[k], *t = tmp + k;
+
+			while (t > tmp + i && t[-1].src == v.src && t[-1].port == v.port && t[-1].item > v.item) {
+				t[0] = t[-1];
+				t--;
+			}
+			*t = v;
+		}
+		memcpy(g->sends + i, tmp + i, (j - i) * sizeof(*tmp));
+	}
+	free(at);
+	free(tmp);
+	return 0;
 }
 
 static int g_emit_sched(struct g_state *g, struct tc_sched *s, struct tc_gossip_info *info)
@@ -663,7 +698,9 @@ static int g_emit_sched(struct g_state *g, struct tc_sched *s, struct tc_gossip_
 	uint32_t st = 0;
 	int err = 0, inmsg = 0;
 
-	qsort(g->sends, g->nsends, sizeof(*g->sends), g_send_cmp);
+	err = g_sort_sends(g);
+	if (err)
+		return err;
 	for (size_t i = 0; i < g->nsends; i++) {
 		const struct g_send *e = &g->sends[i];
 
@@ -677,7 +714,7 @@ static int g_emit_sched(struct g_state *g, struct tc_sched *s, struct tc_gossip_
 			int8_t route[TC_MAX_DIMS] = { 0 };
 
 			route[e->port / 2] = (e->port & 1) ? -1 : 1;
-			err = tc_sched_msg(s, e->src, tc_shape_neighbor(g->sh, e->src, e->port), route);
+			err = tc_sched_msg(s, e->src, g->nb[e->src * g->np + e->port], route);
 			if (err < 0)
 				return err;
 			inmsg = 0;
@@ -699,6 +736,7 @@ static void g_free(struct g_state *g)
 		free(g->cbwd[c]);
 	}
 	free(g->pair);
+	free(g->nb);
 	free(g->pos);
 	free(g->used);
 	free(g->item_cyc);
@@ -735,6 +773,7 @@ int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec 
 	g.np = 2 * shape->ndims;
 	g.nitems = g.n * spec->npackets;
 	g.pair = malloc((size_t)g.n * g.np * sizeof(int));
+	g.nb = malloc((size_t)g.n * g.np * sizeof(int));
 	g.pos = malloc((size_t)TC_GOSSIP_MAX_CYCLES * g.n * sizeof(int));
 	g.used = calloc((size_t)g.n * g.np, 1);
 	g.item_cyc = malloc(g.nitems * sizeof(int));
@@ -746,14 +785,16 @@ int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec 
 	g.covered = calloc((size_t)TC_GOSSIP_MAX_CYCLES * g.n, 1);
 	recv = calloc((size_t)g.n * g.nitems, 1);
 	if (!g.pair || !g.pos || !g.used || !g.item_cyc || !g.item_at || !g.item_t0 || !g.item_port ||
-	    !g.feed_first || !g.relay || !g.covered || !recv) {
+	    !g.feed_first || !g.relay || !g.covered || !g.nb || !recv) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (int i = 0; i < TC_GOSSIP_MAX_CYCLES * g.n; i++)
 		g.pos[i] = -1;
-	for (int i = 0; i < g.n * g.np; i++)
+	for (int i = 0; i < g.n * g.np; i++) {
 		g.relay[i] = -1;
+		g.nb[i] = tc_shape_neighbor(shape, i / g.np, i % g.np);
+	}
 
 	err = g_rules(&g, why);
 	if (!err)
