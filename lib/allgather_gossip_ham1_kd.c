@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * gossip-ham1 on d-D tori, d = 3 and 4: the "reactor" partial Hamiltonian
+ * gossip-ham1 on d-D tori, d >= 3: the "reactor" partial Hamiltonian
  * cycles of 002_9f9f7262e49e6508.txt, Section 3 (Theorems 3 and 4: P/(2d) +
  * P/(2*n1) + 1 steps when n2..nd are multiples of d). The 2D rules and the
  * algorithm's entry point live in allgather_gossip_ham1.c, which calls
@@ -42,18 +42,22 @@
  * link carries two. The engine chooses which end passes which packet, and
  * whether it holds it one step first (forward/backward switching; every
  * link carries one packet per step), so that the inner PU farthest from
- * the passing end has it by P/(2d) + P/(2*n1) + 1. PUs on two cycles need
- * d - 2 other cycles and have 2(d-2) free links; for d = 4 one-hop feeders
- * suffice there.
+ * the passing end has it by P/(2d) + P/(2*n1) + 1. PUs on two cycles j - 1
+ * and j ("upper cycle" j) need d - 2 other cycles and have 2(d-2) free
+ * links, which lead to PUs of upper cycle j - 1 and j + 1; for d = 4 one-hop
+ * feeders suffice there. For d >= 5 they get segments of d - 1 links too:
+ * from S of upper cycle c down through upper cycles c - 1, ..., c - (d-2)
+ * to S' of upper cycle c + 1 (on c). Which free link a segment takes at
+ * each hop comes from colouring the "down" links 1..d-2 so that no PU has
+ * two of one colour leaving or arriving (d - 2 perfect matchings of a
+ * regular bipartite graph): hop k takes colour k, the last hop colour 1.
  *
  * What it reaches (tests/unit/test_gossip.c): Theorem 3's count on the 3D
  * shapes tested, and exactly Theorem 4's count, P/8 + P/(2*n1) + 1, on
  * every 4D shape tried (n1 = 4..8, n2..n4 in {4, 8, 12}, P <= 3072; e.g.
  * 4x4x4x4 65, 5x4x4x4 73, 6x4x4x8 161, 8x4x4x4 97), with the rod on the
- * longest side.
- * d >= 5 is refused: a PU on cycles j - 1 and j only has neighbours on
- * cycles j - 2 .. j + 1, so the zigzag PUs would need relays too, and
- * those are not built.
+ * longest side; and on 5x5x5x5x5 (626 = P/10 + P/10 + 1; all its PUs are
+ * zigzag PUs; building it takes a few seconds: P^2 = 9.8M sends).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -68,8 +72,9 @@ struct ham1_kd {
 	const struct tc_shape *sh;
 	int *pair;	   /* nodes * 2 * ndims */
 	int *cport;	   /* nodes * ndims: a port reactor cycle j leaves node by, or -1 */
-	int *seg;	   /* relay segments for the engine: { d, N_0, ..., N_d } each */
+	int *seg;	   /* relay segments for the engine: { m, N_0, ..., N_m } each */
 	int nseg;
+	size_t seglen;	   /* ints used in seg */
 };
 
 static int ham1_kd_rule(const void *ctx, int node, int in_port)
@@ -204,15 +209,28 @@ static int reactor_walk(struct ham1_kd *x, const int *perm)
  * shapes tried), where the first cycle would otherwise carry more than the
  * feeding links of its segments can pass by Theorem 4's count.
  */
+/* The upper cycle j of a PU on exactly the two reactor cycles j - 1 and j (mod d), else -1. */
+static int zig_cycle(const struct ham1_kd *x, int u)
+{
+	const int d = x->sh->ndims;
+	int k = 0, c = -1;
+
+	for (int j = 0; j < d; j++) {
+		if (x->cport[u * d + j] < 0)
+			continue;
+		k++;
+		if (x->cport[u * d + (j + d - 1) % d] >= 0)
+			c = j;
+	}
+	return k == 2 ? c : -1;
+}
+
 static int ham1_kd_inject(const void *ctx, int node)
 {
 	const struct ham1_kd *x = ctx;
-	const int d = x->sh->ndims;
+	int c = zig_cycle(x, node);
 
-	for (int j = 0; j < d; j++)
-		if (x->cport[node * d + j] >= 0 && x->cport[node * d + (j + d - 1) % d] >= 0)
-			return x->cport[node * d + j];
-	return -1;
+	return c < 0 ? -1 : x->cport[node * x->sh->ndims + c];
 }
 
 /* The cycle of a rod PU (on one cycle, which runs straight through it along paper dimension 1), else -1. */
@@ -233,6 +251,117 @@ static int rod_cycle(const struct ham1_kd *x, const int *perm, int u)
 	return c;
 }
 
+/* Kuhn's augmenting path from zigzag PU y over its uncoloured down links (zig_segments). */
+static int zig_augment(int y, int w, const int *dv, const int *dc, int *ml, int *mr, int *vis, int stamp)
+{
+	for (int k = 0; k < w; k++) {
+		int z = dv[y * w + k];
+
+		if (dc[y * w + k] || vis[z] == stamp)
+			continue;
+		vis[z] = stamp;
+		if (mr[z] < 0 || zig_augment(mr[z] / w, w, dv, dc, ml, mr, vis, stamp)) {
+			mr[z] = y * w + k;
+			ml[y] = y * w + k;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * d >= 5: relay segments for the zigzag PUs (see the file comment). The
+ * links from a zigzag PU of upper cycle j to its neighbours of upper cycle
+ * j - 1 that carry no cycle ("down" links) number d - 2 at every such PU,
+ * and as many arrive at every one; colour them 1..d-2 so that no PU has two
+ * down links of one colour leaving it or arriving at it (a regular bipartite
+ * graph: d - 2 perfect matchings). The segment of a PU S of upper cycle c
+ * follows colours 1, 2, ..., d-2 down (N_k has upper cycle c - k, off c)
+ * and colour 1 once more to S', whose lower cycle is c. Appends to x->seg;
+ * 0 (no segments when the PUs do not have that form), or -ENOMEM.
+ */
+static int zig_segments(struct ham1_kd *x, const int *perm)
+{
+	const struct tc_shape *sh = x->sh;
+	const int d = sh->ndims, n = sh->nodes, np = 2 * d, w = d - 2;
+	int *dv = malloc((size_t)n * w * sizeof(int)), *dc = calloc((size_t)n * w, sizeof(int));
+	int *ml = malloc(n * sizeof(int)), *mr = malloc(n * sizeof(int)), *vis = calloc(n, sizeof(int));
+	int *indeg = calloc(n, sizeof(int)), err = -ENOMEM, ok = 1, stamp = 0;
+	size_t base = x->seglen;
+	int nbase = x->nseg;
+
+	if (!dv || !dc || !ml || !mr || !vis || !indeg)
+		goto out;
+	err = 0;
+	for (int y = 0; y < n && ok; y++) {
+		int c = zig_cycle(x, y), k = 0;
+
+		if (c < 0)
+			continue;
+		for (int e = 1; e < d; e++) {
+			for (int dir = 0; dir < 2; dir++) {
+				int q = 2 * perm[e] + dir, z = tc_shape_neighbor(sh, y, q);
+
+				if (zig_cycle(x, z) != (c + d - 1) % d || x->pair[y * np + q] >= 0 ||
+				    x->pair[z * np + (q ^ 1)] >= 0)
+					continue;
+				if (k == w) {
+					ok = 0;
+					break;
+				}
+				dv[y * w + k++] = z;
+				indeg[z]++;
+			}
+		}
+		ok &= k == w;
+	}
+	for (int z = 0; z < n && ok; z++)
+		ok = zig_cycle(x, z) < 0 || indeg[z] == w;
+	for (int col = 1; col <= w && ok; col++) {
+		for (int z = 0; z < n; z++)
+			mr[z] = -1;
+		for (int y = 0; y < n && ok; y++) {
+			if (zig_cycle(x, y) < 0)
+				continue;
+			ml[y] = -1;
+			ok = zig_augment(y, w, dv, dc, ml, mr, vis, ++stamp);
+		}
+		for (int y = 0; y < n && ok; y++)
+			if (zig_cycle(x, y) >= 0)
+				dc[ml[y]] = col;
+	}
+	for (int s = 0; s < n && ok; s++) {
+		int *sg = x->seg + x->seglen, cur = s;
+
+		if (zig_cycle(x, s) < 0)
+			continue;
+		sg[0] = d - 1;
+		sg[1] = s;
+		for (int h = 1; h <= d - 1; h++) {
+			int want = h < d - 1 ? h : 1, nx = -1;
+
+			for (int k = 0; k < w; k++)
+				if (dc[cur * w + k] == want)
+					nx = dv[cur * w + k];
+			sg[1 + h] = cur = nx;
+		}
+		x->nseg++;
+		x->seglen += d + 1;
+	}
+	if (!ok) { /* not of that form: no zigzag segments */
+		x->nseg = nbase;
+		x->seglen = base;
+	}
+out:
+	free(dv);
+	free(dc);
+	free(ml);
+	free(mr);
+	free(vis);
+	free(indeg);
+	return err;
+}
+
 /*
  * The relay segments of the rods (d >= 4, see the file comment): from every
  * rod PU S of cycle c, step to the neighbour on cycle c - 1 along paper
@@ -250,6 +379,7 @@ static int reactor_segments(struct ham1_kd *x, const int *perm)
 
 	free(x->seg);
 	x->nseg = 0;
+	x->seglen = 0;
 	x->seg = malloc((size_t)n * (d + 2) * sizeof(int));
 	if (!x->seg || !busy) {
 		free(busy);
@@ -257,7 +387,7 @@ static int reactor_segments(struct ham1_kd *x, const int *perm)
 	}
 	for (int s = 0; s < n; s++) {
 		int c = rod_cycle(x, perm, s), cur = s, ok = c >= 0;
-		int *w = x->seg + (size_t)x->nseg * (d + 2), pt[TC_MAX_DIMS + 1];
+		int *w = x->seg + x->seglen, pt[TC_MAX_DIMS + 1];
 
 		w[0] = d;
 		w[1] = s;
@@ -284,9 +414,10 @@ static int reactor_segments(struct ham1_kd *x, const int *perm)
 		for (int i = 0; i < d - 1; i++)
 			busy[w[1 + i] * np + pt[i]] = busy[w[3 + i] * np + (pt[i + 1] ^ 1)] = 1;
 		x->nseg++;
+		x->seglen += d + 2;
 	}
 	free(busy);
-	return 0;
+	return d >= 5 ? zig_segments(x, perm) : 0;
 }
 
 static int next_perm(int *a, int n)
@@ -326,10 +457,6 @@ static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const ch
 	int perm[TC_MAX_DIMS], best_rod = -1, err = -EOPNOTSUPP;
 	const char *w = "gossip-ham1: the reactor cycles need all sides but one to be multiples of the dimension count";
 
-	if (d >= 5) {
-		*why = "gossip-ham1: d >= 5 not built: PUs on two reactor cycles (outside the rods) need relays too";
-		return -EOPNOTSUPP;
-	}
 	x.pair = malloc((size_t)shape->nodes * 2 * d * sizeof(int));
 	x.cport = malloc((size_t)shape->nodes * d * sizeof(int));
 	if (!x.pair || !x.cport) {
