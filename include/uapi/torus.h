@@ -60,6 +60,8 @@
  *   -ENOLINK    a link of the route is down (fault knob)
  *   -EHOSTUNREACH  route leaves a mesh (rejected at post as EINVAL instead
  *               when the kernel can tell then)
+ *   -ENOMEM     send: the copy into the receiver's FIFO could not be
+ *               allocated; nothing is delivered
  *   -ECONNREFUSED  send: nobody has the destination node open and a process
  *               had it open before (its session ended); nothing is delivered.
  *               A node never opened since fabric creation buffers messages

@@ -127,6 +127,8 @@ static uint64_t fz_seed, fz_calls = 100000, fz_call_no;
 static int fz_verbose;
 static double fz_limit = 50;	/* seconds; 0 = none */
 static unsigned long fz_failures, fz_planted, fz_planted_ok, fz_valid, fz_valid_ok;
+static unsigned long fz_cqes;	   /* completions read back and checked */
+static unsigned long fz_cqe_status[7]; /* of them, per documented status (fz_check_cqes) */
 static unsigned long fz_by_errno[160];
 
 static void fz_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -464,6 +466,49 @@ static void fz_record(const struct fz_cmd *c, int err)
 		printf("# %" PRIu64 " %s -> %s\n", fz_call_no, c ? c->name : "?", fz_errname(err));
 }
 
+/*
+ * A CQ_WAIT that succeeded into the arena: every completion it returned must
+ * be well formed, its status 0 or one of the statuses include/uapi/torus.h
+ * documents (a status outside that set is a driver or documentation bug).
+ */
+static void fz_check_cqes(const char *name, const struct torus_cq_wait *out, const struct torus_cq_wait *in)
+{
+	static const int statuses[FZ_ARRAY_SIZE(fz_cqe_status)] = {
+		0, -EMSGSIZE, -ECANCELED, -ENOLINK, -EHOSTUNREACH, -ECONNREFUSED, -ENOMEM
+	};
+	const struct torus_cqe *e = (const void *)(uintptr_t)in->entries;
+
+	if (out->count > in->max_entries) {
+		fz_fail(name, "returned %u completions, max_entries %u", out->count, in->max_entries);
+		return;
+	}
+	if (in->entries != (uintptr_t)fz_arena + 8 * fz_page || in->entry_size != sizeof(*e))
+		return;
+	for (uint32_t i = 0; i < out->count; i++) {
+		int known = 0;
+
+		for (size_t k = 0; k < FZ_ARRAY_SIZE(statuses); k++) {
+			if (e[i].status != statuses[k])
+				continue;
+			known = 1;
+			fz_cqe_status[k]++;
+		}
+		fz_cqes++;
+		if (!known)
+			fz_fail(name, "completion %u: status %d (%s) is not a documented completion status", i,
+				e[i].status, strerror(-e[i].status));
+		if (e[i].op != TORUS_OP_SEND && e[i].op != TORUS_OP_RECV)
+			fz_fail(name, "completion %u: op %u", i, e[i].op);
+		if (e[i].port >= TORUS_MAX_PORTS)
+			fz_fail(name, "completion %u: port %u", i, e[i].port);
+		if (e[i].flags & ~TORUS_CQE_OVERFLOW)
+			fz_fail(name, "completion %u: unknown flags 0x%x", i, e[i].flags);
+		if (e[i].t_end_ns < e[i].t_start_ns)
+			fz_fail(name, "completion %u: ends at %llu ns before it starts at %llu ns", i,
+				(unsigned long long)e[i].t_end_ns, (unsigned long long)e[i].t_start_ns);
+	}
+}
+
 /* Build and issue one ioctl; checks its result. */
 static void fz_ioctl(void)
 {
@@ -758,6 +803,8 @@ static void fz_ioctl(void)
 		setitimer(ITIMER_REAL, &off, NULL);
 	}
 	fz_record(c, err);
+	if (ci == FZ_WAIT && !err)
+		fz_check_cqes(c->name, (const struct torus_cq_wait *)uarg, &a.wait);
 
 	if (expect >= 0) {
 		fz_planted++;
@@ -1260,11 +1307,14 @@ int main(int argc, char **argv)
 	for (i = 0; i < 160; i++)
 		if (fz_by_errno[i])
 			printf(" %s=%lu", fz_errname(i), fz_by_errno[i]);
-	printf("\n# valid calls %lu/%lu succeeded; planted errors %lu/%lu exact\n", fz_valid_ok,
-	       fz_valid, fz_planted_ok, fz_planted);
+	printf("\n# valid calls %lu/%lu succeeded; planted errors %lu/%lu exact; %lu completions checked\n",
+	       fz_valid_ok, fz_valid, fz_planted_ok, fz_planted, fz_cqes);
+	printf("# completion statuses: 0=%lu EMSGSIZE=%lu ECANCELED=%lu ENOLINK=%lu EHOSTUNREACH=%lu ECONNREFUSED=%lu ENOMEM=%lu\n",
+	       fz_cqe_status[0], fz_cqe_status[1], fz_cqe_status[2], fz_cqe_status[3], fz_cqe_status[4],
+	       fz_cqe_status[5], fz_cqe_status[6]);
 	printf("# EFAULT on write-back after the command took effect: %lu creates (fabric leaked, destroyed here), %lu destroys\n",
 	       fz_efault_created, fz_efault_destroyed);
-	printf("%s 1 - every result in its command's documented errno set, valid calls succeed (seed %" PRIu64 ")\n",
+	printf("%s 1 - every result in its command's documented errno set, every completion status documented, valid calls succeed (seed %" PRIu64 ")\n",
 	       fz_failures ? "not ok" : "ok", fz_seed);
 	printf("%s 2 - %lu planted errors (ENOTTY/EFAULT/EINVAL/E2BIG/EOPNOTSUPP) exact\n",
 	       fz_planted_ok == fz_planted && fz_planted ? "ok" : "not ok", fz_planted);
