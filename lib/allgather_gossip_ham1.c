@@ -272,29 +272,31 @@ static int ho_layout(struct ham1_odd *h, int *uf, int *band)
 {
 	const int n = h->n1 * h->n2, r0 = (h->n2 - h->n1 % h->n2) % h->n2;
 	const int tot = (r0 & 1) ? r0 : r0 + h->n2;
-	long budget = 20000000L / n;
+	long budget = 20000000L; /* node visits: big shapes give up rather than stall */
 
 	for (int b = 1; b <= 5 && b < h->n1; b += 2) {
-		int part[5];
+		int part[5], k;
 
-		for (int k = 0; k < b; k++)
+		for (k = 0; k < b; k++)
 			part[k] = 1;
 		for (;;) {
-			int sum = 0, k;
+			int sum = 0;
 
-			for (k = 0; k < b; k++)
+			/* the first b-1 sizes run an odometer, the last one makes the sum */
+			for (k = 0; k < b - 1; k++)
 				sum += part[k];
-			if (sum == tot) {
-				if (budget-- <= 0)
-					return -1;
+			part[b - 1] = tot - sum;
+			if (--budget < 0)
+				return -1;
+			if (part[b - 1] >= 1 && part[b - 1] <= h->n2 - 2) {
+				budget -= 4L * n;
 				memset(band, 0, h->n1 * sizeof(int));
 				for (k = 0; k < b; k++)
 					band[1 + k] = part[k];
 				if (!ho_bands(h, band) && !ho_color(h) && ho_single(h, uf))
 					return 0;
 			}
-			/* next composition, odometer over odd sizes 1 .. n2-2 (last index fastest) */
-			for (k = b - 1; k >= 0; k--) {
+			for (k = b - 2; k >= 0; k--) {
 				part[k] += 2;
 				if (part[k] <= h->n2 - 2)
 					break;
