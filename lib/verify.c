@@ -537,8 +537,8 @@ int tc_verify_step(struct tc_verify_state *v, const struct tc_step_view *sv)
 		return tc_sched_set_error(-EINVAL, "%s: tc_verify_step: step %u after step %u", v->algo, sv->step,
 					  v->last_step);
 	if (v->coll == TC_COLL_ALLTOALL && sv->step >= TAG_MAX_STEPS - 1)
-		return tc_sched_set_error(-EOVERFLOW, "%s: tc_verify: step %u: too many steps to check", v->algo,
-					  sv->step);
+		return tc_sched_set_error(-EOVERFLOW, "%s: tc_verify: step %u: at most %u steps can be checked",
+					  v->algo, sv->step, TAG_MAX_STEPS - 1);
 	v->started = 1;
 	v->last_step = sv->step;
 	check_links(v, sv);
@@ -592,8 +592,8 @@ int tc_verify(const struct tc_sched *s, struct tc_verify_report *r)
 	if (!s || !s->step_first)
 		return tc_sched_set_error(-EINVAL, "tc_verify: schedule not finished (call tc_sched_finish)");
 	if (s->coll == TC_COLL_ALLTOALL && s->nsteps >= TAG_MAX_STEPS)
-		return tc_sched_set_error(-EOVERFLOW, "%s: tc_verify: out of memory (%d nodes)", s->algo,
-					  s->shape.nodes);
+		return tc_sched_set_error(-EOVERFLOW, "%s: tc_verify: %u steps, at most %u can be checked", s->algo,
+					  s->nsteps, TAG_MAX_STEPS - 1);
 	err = tc_verify_begin(s, r, &v);
 	for (uint32_t st = 0; !err && st < s->nsteps; st++) {
 		tc_sched_step_view(s, st, &sv);
