@@ -20,7 +20,9 @@
  * changes plane moves 2 instead of 3 along dimension 2, so after the n3
  * planes the walk stands n3 (mod n2) behind its start. Shapes with no
  * choice of rod and order where it closes (e.g. 4x6x9, 5x9x12, 6x9x15) are
- * refused with -EOPNOTSUPP.
+ * refused with -EOPNOTSUPP: of the 336 shapes n1 = 3..18, n2 <= n3
+ * multiples of 3 up to 18, exactly the 79 with no order where 3 | n2 and
+ * n2 | n3.
  *
  * Feeding. PUs at rod coordinates 0..d-1 (the zigzags) lie on two cycles
  * j - 1 and j and inject their packet into j (every cycle then carries P/d
@@ -57,7 +59,8 @@
  * every 4D shape tried (n1 = 4..8, n2..n4 in {4, 8, 12}, P <= 3072; e.g.
  * 4x4x4x4 65, 5x4x4x4 73, 6x4x4x8 161, 8x4x4x4 97), with the rod on the
  * longest side; and on 5x5x5x5x5 (626 = P/10 + P/10 + 1; all its PUs are
- * zigzag PUs; building it takes a few seconds: P^2 = 9.8M sends).
+ * zigzag PUs; building it takes a few seconds: P^2 = 9.8M sends) and
+ * 6x5x5x5x5 (688 = floor(375 + 312.5 + 1), by hand).
  */
 #include <errno.h>
 #include <stdlib.h>
