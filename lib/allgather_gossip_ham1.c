@@ -37,8 +37,12 @@
  * 5x5, 15 on 7x7, 23 on 9x9, 61 on 15x15, against ceil(Theorem 2) = 10, 17,
  * 26, 65; every odd shape from 3x3 to 15x15 is at or under ceil(Theorem 2)
  * except 5x11 (19 = ceil + 1). With q = 5 and p >= 11 no band layout
- * closes, so 5x13 and 5x15 would take ceil + 2 and ceil + 3 steps: they are
- * refused (-EOPNOTSUPP), as is a shape where no layout closes.
+ * closes, so 5x13 and 5x15 would take ceil + 2 and ceil + 3 steps. Where
+ * that happens, layouts with several staircases (k odd, their defects at
+ * least two columns apart) and one band are searched: the staircases then
+ * close up to a rotation of their order, and 5x13 gets five staircases and
+ * a single D (17 steps). 5x15 finds none and is refused (-EOPNOTSUPP), as is
+ * a shape where no layout closes.
  *
  * d-D, d >= 3 (Theorems 3 and 4, the "reactor" cycles): see
  * allgather_gossip_ham1_kd.c.
@@ -314,6 +318,118 @@ static int ho_layout(struct ham1_odd *h, int *uf, int *band)
 	return -1;
 }
 
+/*
+ * Several staircases (k odd, k >= 3, their defects g[0], g[1], ... columns
+ * apart in row 0) and one band of dn D PUs in row 1 on staircase gi: the
+ * staircases close into themselves up to a rotation of their order, which
+ * one band can reach where the single staircase needs three (5 x 13: five
+ * staircases, one D). Returns 0 when the rows close around the torus.
+ */
+static int ho_multi(struct ham1_odd *h, int k, const int *s0, int gi, int dn, int *st, unsigned char *mark)
+{
+	const int q = h->n2;
+	unsigned char *t = h->type, *prev;
+	int a, c, cc, last;
+
+	memset(mark, 0, q);
+	for (int i = 0; i < k; i++) {
+		st[i] = s0[i];
+		mark[s0[i]] = 1;
+	}
+	/* row 0: alternate, equal across each defect */
+	a = (s0[0] + 1) % q;
+	t[a] = HO_Y;
+	for (int x = 1, j = a; x < q; x++, j = (j + 1) % q)
+		t[(j + 1) % q] = mark[j] ? t[j] : !t[j];
+	last = s0[0];
+	if (t[last] != t[a])
+		return -1;
+	/* row 1: every staircase steps, then the band of staircase gi */
+	c = s0[gi];
+	memcpy(t + q, t, q);
+	for (int i = 0; i < k; i++)
+		t[q + st[i]] ^= 1;
+	for (int x = 0; x < dn; x++) {
+		int col = ((c - dn + x) % q + q) % q;
+
+		if ((mark[col] && col != c) || (mark[(col + 1) % q] && (col + 1) % q != c))
+			return -1;
+		t[q + col] = HO_D;
+	}
+	/* row 2: the other staircases step again, the band's staircase lands dn + 1 further left */
+	prev = t + q;
+	memcpy(t + 2 * q, prev, q);
+	for (int i = 0; i < k; i++)
+		if (i != gi)
+			t[2 * q + ((st[i] - 1 + q) % q)] ^= 1;
+	cc = ((c - dn - 1) % q + q) % q;
+	t[2 * q + cc] ^= 1;
+	for (int x = 1; x <= dn; x++)
+		t[2 * q + (cc + x) % q] = !t[2 * q + (cc + x - 1) % q];
+	for (int i = 0; i < k; i++)
+		st[i] = i == gi ? ((c - dn - 2) % q + q) % q : ((st[i] - 2) % q + q) % q;
+	/* rows 3 .. n1-1, then one more step must give row 0 again */
+	for (int r = 3; r <= h->n1; r++) {
+		unsigned char *row = r < h->n1 ? t + r * q : mark;
+
+		memcpy(row, t + (r - 1) * q, q);
+		for (int i = 0; i < k; i++) {
+			row[st[i]] ^= 1;
+			st[i] = (st[i] - 1 + q) % q;
+		}
+		if (r == h->n1 && memcmp(row, t, q))
+			return -1;
+	}
+	return 0;
+}
+
+/* The fewest D over staircase counts, spacings and band positions; work capped like ho_layout. */
+static int ho_multi_layout(struct ham1_odd *h, int *uf, int *scratch, unsigned char *mark)
+{
+	const int q = h->n2, n = h->n1 * h->n2;
+	int *g = scratch, *s0 = scratch + q, *st = scratch + 2 * q;
+	long budget = 20000000L;
+
+	if (h->n1 < 3)
+		return -1;
+	for (int dn = 1; dn <= q - 2; dn += 2) {
+		for (int k = 3; 2 * k <= q; k += 2) {
+			int i;
+
+			for (i = 0; i < k - 1; i++)
+				g[i] = 2;
+			for (;;) {
+				int sum = 0;
+
+				for (i = 0; i < k - 1; i++)
+					sum += g[i];
+				g[k - 1] = q - sum;
+				if (--budget < 0)
+					return -1;
+				if (g[k - 1] >= 2) {
+					s0[0] = 0;
+					for (i = 1; i < k; i++)
+						s0[i] = s0[i - 1] + g[i - 1];
+					for (int gi = 0; gi < k; gi++) {
+						budget -= 4L * n;
+						if (!ho_multi(h, k, s0, gi, dn, st, mark) && !ho_color(h) && ho_single(h, uf))
+							return 0;
+					}
+				}
+				for (i = k - 2; i >= 0; i--) {
+					g[i]++;
+					if (g[i] <= q)
+						break;
+					g[i] = 2;
+				}
+				if (i < 0)
+					break;
+			}
+		}
+	}
+	return -1;
+}
+
 static int ham1_odd_rule(const void *ctx, int node, int in_port)
 {
 	const struct ham1_odd *h = ctx;
@@ -351,7 +467,7 @@ static void ho_free(struct ham1_odd *h)
 }
 
 /* Lay out orientation rdim; 0 and h filled, or -1 (no layout), or -ENOMEM. */
-static int ho_try(const struct tc_shape *shape, int rdim, struct ham1_odd *h)
+static int ho_try(const struct tc_shape *shape, int rdim, int multi, struct ham1_odd *h)
 {
 	const int n = shape->nodes;
 	int *uf, *band, err;
@@ -366,11 +482,12 @@ static int ho_try(const struct tc_shape *shape, int rdim, struct ham1_odd *h)
 	h->hcol = malloc(n);
 	h->vcol = malloc(n);
 	uf = malloc(n * sizeof(int));
-	band = malloc((h->n1 + h->n2) * sizeof(int)); /* also the square pattern's n2 phase bytes */
+	/* band sizes; the square pattern's phase bytes; the staircase spacings and the check row */
+	band = malloc((h->n1 + 4 * h->n2) * sizeof(int));
 	if (!h->type || !h->hcol || !h->vcol || !uf || !band) {
 		err = -ENOMEM;
 	} else {
-		err = ho_layout(h, uf, band);
+		err = multi ? ho_multi_layout(h, uf, band, (unsigned char *)(band + 3 * h->n2)) : ho_layout(h, uf, band);
 		h->nd = 0;
 		for (int u = 0; !err && u < n; u++)
 			h->nd += h->type[u] == HO_D;
@@ -390,38 +507,39 @@ static int ho_max(const struct ham1_odd *h)
 static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, struct tc_sched **out,
 		     const char **why)
 {
-	struct ham1_odd h[2];
-	int ok[2], best = -1, m, mn, err;
+	struct ham1_odd h[4]; /* band layouts (rows along dim 0, dim 1), then several staircases */
+	int ok[4] = { -1, -1, -1, -1 }, best = -1, mn, err = 0;
 	long thm;
 
-	for (int t = 0; t < 2; t++) {
-		ok[t] = ho_try(shape, t, &h[t]);
-		if (ok[t] == -ENOMEM) {
-			if (t)
-				ho_free(&h[0]);
-			return -ENOMEM;
-		}
-		if (!ok[t] && (best < 0 || ho_max(&h[t]) < ho_max(&h[best])))
-			best = t;
-	}
-	if (best < 0) {
-		*why = "gossip-ham1: no staircase/band layout closes into two cycles on this odd x odd torus";
-		return -EOPNOTSUPP;
-	}
 	/* 4 * Theorem 2 with n1 the smaller side; the engine takes floor(m/2) + 1 steps */
 	mn = shape->dims[0] < shape->dims[1] ? shape->dims[0] : shape->dims[1];
 	thm = ((long)shape->nodes + 2L * mn + 4 + 3) / 4;
-	m = ho_max(&h[best]);
-	if (m / 2 + 1 > thm + 1) {
+	/* several staircases only where the band layouts exceed ceil(Thm 2) + 1 or fail */
+	for (int t = 0; t < 4 && err != -ENOMEM; t++) {
+		if (t == 2 && best >= 0 && ho_max(&h[best]) / 2 + 1 <= thm + 1)
+			break;
+		ok[t] = ho_try(shape, t & 1, t >> 1, &h[t]);
+		if (ok[t] == -ENOMEM)
+			err = -ENOMEM;
+		else if (!ok[t] && (best < 0 || ho_max(&h[t]) < ho_max(&h[best])))
+			best = t;
+	}
+	if (err) {
+		/* -ENOMEM */
+	} else if (best < 0) {
+		*why = "gossip-ham1: no staircase/band layout closes into two cycles on this odd x odd torus";
 		err = -EOPNOTSUPP;
+	} else if (ho_max(&h[best]) / 2 + 1 > thm + 1) {
 		*why = "gossip-ham1: the only layout on this odd x odd torus takes more than ceil(Thm 2) + 1 steps";
+		err = -EOPNOTSUPP;
 	} else {
 		spec->rule = ham1_odd_rule;
 		spec->ctx = &h[best];
-		spec->cite = "002 Sec. 3, Theorem 2 (odd x odd: staircase strips, band rows of PUs on both cycles)";
+		spec->cite = best < 2 ? "002 Sec. 3, Theorem 2 (odd x odd: staircase strips, band rows of PUs on both cycles)"
+				      : "002 Sec. 3, Theorem 2 (odd x odd: several staircases, one band of PUs on both cycles)";
 		err = __tc_gossip_build(shape, spec, out, why, NULL);
 	}
-	for (int t = 0; t < 2; t++)
+	for (int t = 0; t < 4; t++)
 		if (!ok[t])
 			ho_free(&h[t]);
 	return err;
