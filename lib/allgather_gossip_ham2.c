@@ -663,9 +663,17 @@ static int g_run(struct g_state *g, uint64_t *recv, int *twice)
 static int g_sort_sends(struct g_state *g)
 {
 	const int nl = g->n * g->np;
+	size_t most = 1;
 	int *at = malloc((nl + 1) * sizeof(int));
-	struct g_send *tmp = malloc((g->nsends ? g->nsends : 1) * sizeof(*tmp));
+	struct g_send *tmp;
 
+	for (size_t i = 0, j; i < g->nsends; i = j) {
+		for (j = i + 1; j < g->nsends && g->sends[j].step == g->sends[i].step; j++)
+			;
+		if (j - i > most)
+			most = j - i;
+	}
+	tmp = malloc(most * sizeof(*tmp));
 	if (!at || !tmp) {
 		free(at);
 		free(tmp);
@@ -682,19 +690,19 @@ static int g_sort_sends(struct g_state *g)
 		for (size_t k = i; k < j; k++) {
 			const struct g_send *e = &g->sends[k];
 
-			tmp[i + at[e->src * g->np + e->port]++] = *e;
+			tmp[at[e->src * g->np + e->port]++] = *e;
 		}
 		/* by item inside a bucket (insertion: buckets hold one or two) */
-		for (size_t k = i + 1; k < j; k++) {
+		for (size_t k = 1; k < j - i; k++) {
 			struct g_send v = tmp[k], *t = tmp + k;
 
-			while (t > tmp + i && t[-1].src == v.src && t[-1].port == v.port && t[-1].item > v.item) {
+			while (t > tmp && t[-1].src == v.src && t[-1].port == v.port && t[-1].item > v.item) {
 				t[0] = t[-1];
 				t--;
 			}
 			*t = v;
 		}
-		memcpy(g->sends + i, tmp + i, (j - i) * sizeof(*tmp));
+		memcpy(g->sends + i, tmp, (j - i) * sizeof(*tmp));
 	}
 	free(at);
 	free(tmp);
