@@ -99,7 +99,7 @@ struct ham1_odd {
 	const struct tc_shape *sh;
 	int rdim, cdim, n1, n2;
 	unsigned char *type, *hcol, *vcol;
-	int len[2], nd; /* cycle lengths (A, B) and D nodes of the chosen construction */
+	int len[2]; /* cycle lengths (A, B) of the layout found */
 };
 
 static int ho_at(const struct ham1_odd *h, int r, int j)
@@ -484,14 +484,12 @@ static int ho_try(const struct tc_shape *shape, int rdim, int multi, struct ham1
 	uf = malloc(n * sizeof(int));
 	/* band sizes; the square pattern's phase bytes; the staircase spacings and the check row */
 	band = malloc((h->n1 + 4 * h->n2) * sizeof(int));
-	if (!h->type || !h->hcol || !h->vcol || !uf || !band) {
+	if (!h->type || !h->hcol || !h->vcol || !uf || !band)
 		err = -ENOMEM;
-	} else {
-		err = multi ? ho_multi_layout(h, uf, band, (unsigned char *)(band + 3 * h->n2)) : ho_layout(h, uf, band);
-		h->nd = 0;
-		for (int u = 0; !err && u < n; u++)
-			h->nd += h->type[u] == HO_D;
-	}
+	else if (multi)
+		err = ho_multi_layout(h, uf, band, (unsigned char *)(band + 3 * h->n2));
+	else
+		err = ho_layout(h, uf, band);
 	free(uf);
 	free(band);
 	if (err)
@@ -524,8 +522,8 @@ static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, 
 		else if (!ok[t] && (best < 0 || ho_max(&h[t]) < ho_max(&h[best])))
 			best = t;
 	}
-	if (err) {
-		/* -ENOMEM */
+	if (err == -ENOMEM) {
+		*why = "gossip: out of memory";
 	} else if (best < 0) {
 		*why = "gossip-ham1: no staircase/band layout closes into two cycles on this odd x odd torus";
 		err = -EOPNOTSUPP;
