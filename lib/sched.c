@@ -26,6 +26,10 @@ struct tc_sched_stream {
 	int dropped;		/* messages of an earlier step have been dropped */
 };
 
+/* A streamed schedule keeps at most this much room between steps (8 MB each). */
+#define TC_STREAM_KEEP_BLKS (1u << 20)
+#define TC_STREAM_KEEP_MSGS (1u << 18)
+
 /* The request of tc_sched_build_streamed running in this thread. */
 struct stream_request {
 	const struct tc_shape *shape;
@@ -138,6 +142,21 @@ static int stream_flush(struct tc_sched *s)
 		st->dropped = 1;
 	s->nmsgs = 0;
 	s->nblks = 0;
+	/*
+	 * A large step's arrays go back too: a builder streaming into another
+	 * (pad over AT2: 2e8 blocks in the first step of 128x128) would
+	 * otherwise keep both steps' arrays, 4 GB, next to the verifier.
+	 */
+	if (s->cap_blks > TC_STREAM_KEEP_BLKS) {
+		free(s->blks);
+		s->blks = NULL;
+		s->cap_blks = 0;
+	}
+	if (s->cap_msgs > TC_STREAM_KEEP_MSGS) {
+		free(s->msgs);
+		s->msgs = NULL;
+		s->cap_msgs = 0;
+	}
 	return err;
 }
 
