@@ -35,7 +35,8 @@ check: deps
 	@rm -rf $(O)/results && mkdir -p $(O)/results
 	-@$(MAKE) --no-print-directory check-unit
 	-@$(MAKE) --no-print-directory check-vm
-	@tests/summarize $(O)/results unit vm
+	-@$(MAKE) --no-print-directory check-debug-warm
+	@tests/summarize $(O)/results unit vm debug
 
 # demo: deps, build, load torus.ko with a 4x4 torus (in a guest when this host
 # cannot load modules) and run messages and collectives around it.

@@ -20,7 +20,7 @@ $(O)/tests/vm/faults: tests/stress/faults.c tests/vm/torus_util.h include/uapi/t
 	@mkdir -p $(@D); rm -f $@
 	$(CC) $(STRESS_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
 
-.PHONY: check-debug debug-kernel
+.PHONY: check-debug check-debug-warm debug-kernel
 
 # The debug-kernel lane: build (once; cached under /var/cache/torus-kbuild,
 # keyed by the linux-source version and the option list) a KASAN + lockdep +
@@ -30,7 +30,24 @@ $(O)/tests/vm/faults: tests/stress/faults.c tests/vm/torus_util.h include/uapi/t
 # DEBUG_TIMEOUT bounds the guest (seconds); DEBUG_PROGS="build/tests/vm/fuzz
 # build/tests/vm/stress" runs only those programs instead of the whole suite.
 debug-kernel:
+	@utils/torus-deps --debug-kernel
 	@utils/torus-kbuild
+
+# What `make check` runs on the debug kernel when its cache is warm: the
+# driver's reliability programs (kselftest ABI, traffic and unload tests, the
+# fuzzer, the stress tests with failslab, the fault knobs through the
+# library), then the kmemleak scan. test_fabric and the collectives over the
+# device run in the stock-kernel guest suite; `make check-debug` runs the
+# whole guest suite on the debug kernel.
+DEBUG_CHECK_PROGS := $(addprefix $(O)/tests/vm/,test_abi test_traffic test_unload fuzz stress faults)
+
+check-debug-warm:
+	@if utils/torus-kbuild --check; then \
+		$(MAKE) --no-print-directory check-debug DEBUG_PROGS="$(DEBUG_CHECK_PROGS)" DEBUG_TIMEOUT=1500; \
+	else \
+		echo "check-debug: skipped: no debug kernel is cached (make debug-kernel builds one, about 10 min; .ci/run does when time allows)"; \
+		mkdir -p $(O)/results; echo "0 0 1" >$(O)/results/debug; \
+	fi
 
 check-debug:
 	-@$(MAKE) -k --no-print-directory $(VM_BINS) $(VM_EXPECT) $(STRESS_BINS)
