@@ -16,13 +16,35 @@
  * pairs (O(P) words, not the paper's O(d) arithmetic), and the rule is a
  * lookup in it. The rod (paper dimension 1) is the longest side whose
  * others are multiples of d and for which the walk closes; n1 = d is allowed
- * (no rods then). In 3D the walk closes only when n2 divides n3: a lap that
- * changes plane moves 2 instead of 3 along dimension 2, so after the n3
- * planes the walk stands n3 (mod n2) behind its start. Shapes with no
- * choice of rod and order where it closes (e.g. 4x6x9, 5x9x12, 6x9x15) are
- * refused with -EOPNOTSUPP: of the 336 shapes n1 = 3..18, n2 <= n3
- * multiples of 3 up to 18, exactly the 79 with no order where 3 | n2 and
- * n2 | n3.
+ * (no rods then). In 3D the paper's walk closes only when n2 divides n3: a
+ * lap that changes plane moves 2 instead of 3 along dimension 2, so after
+ * the n3 planes the walk stands n3 (mod n2) behind its start (4x6x9,
+ * 5x9x12, 6x9x15 have no order where it closes).
+ *
+ * 3D plane changes by position. A lap of cycle j starts at a rod end
+ * (0, y, z) with y + z = j (mod 3), and both zigzags add 3 to y + z, so
+ * v = (y + z - j) mod g, g = gcd(n2, n3), runs through 0, 3, ..., g - 3
+ * over and over. The lap is zigzag(3, 2) when v >= g - 3 * kpc, else
+ * zigzag(3, 1): kpc plane changes in every g/3 laps, a function of the
+ * node only (kpc = 1 with n2 | n3 is the paper's walk). Every column of the
+ * zigzags stays a bijection (a lap's choice at column 2 is the same for
+ * (y, z) and (y - 1, z + 1), the only two that could reach one node), so
+ * the cycles stay node-simple; the three cycles use links between classes
+ * (y + z) mod 3 = {c, c+1} for different c, so they stay edge-disjoint; and
+ * each rod PU keeps its neighbours along dimensions 2 and 3 on the other
+ * two cycles, so the feeders are as before. g/3 laps move by
+ * T = (g - kpc, kpc) in (y, z), and the walk is one cycle when T generates
+ * the (cyclic, order lcm(n2, n3)) group of moves that keep y + z mod g:
+ * writing T = (kpc + m) * (-1, 1), m = 0 (mod n3), m = -g (mod n2), when
+ * gcd(kpc + m, lcm(n2, n3)) = 1. Some order of n2, n3 and some kpc in
+ * 1..g/3 meets that for every pair of multiples of 3 up to 120 (checked
+ * by a script, not proved); e.g. 4x6x9 takes n2 = 9, n3 = 6, kpc = 1 (every lap
+ * changes plane). The paper's walk is tried first for each rod, then these,
+ * so the rod can be the longest eligible side where it could not before
+ * (9x6x9: rod 9, 109 steps, was rod 6, 122). All 336 shapes n1 = 3..18,
+ * n2 <= n3 multiples of 3 up to 18 build, with Theorem 3's count for the
+ * longest eligible rod (79 of them were refused before); 3D shapes are
+ * refused (-EOPNOTSUPP) only when fewer than two sides are multiples of 3.
  *
  * Feeding. PUs at rod coordinates 0..d-1 (the zigzags) lie on two cycles
  * j - 1 and j and inject their packet into j (every cycle then carries P/d
@@ -54,8 +76,9 @@
  * two of one colour leaving or arriving (d - 2 perfect matchings of a
  * regular bipartite graph): hop k takes colour k, the last hop colour 1.
  *
- * What it reaches (tests/unit/test_gossip.c): Theorem 3's count on the 3D
- * shapes tested, and exactly Theorem 4's count, P/8 + P/(2*n1) + 1, on
+ * What it reaches (tests/unit/test_gossip.c, test_gossip3d.c): Theorem 3's
+ * count P/6 + P/(2*n1) + 1 (rounded down where not whole) on every 3D
+ * shape built, and exactly Theorem 4's count, P/8 + P/(2*n1) + 1, on
  * every 4D shape tried (n1 = 4..8, n2..n4 in {4, 8, 12}, P <= 3072; e.g.
  * 4x4x4x4 65, 5x4x4x4 73, 6x4x4x8 161, 8x4x4x4 97), with the rod on the
  * longest side; and on 5x5x5x5x5 (626 = P/10 + P/10 + 1; all its PUs are
@@ -112,12 +135,28 @@ static int zigzag(int d, int k, int *mv)
 	return n;
 }
 
+static int gcd(int a, int b)
+{
+	while (b) {
+		int t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
 /*
  * Walk the d cycles with paper dimension e (1-based) on physical dimension
- * perm[e - 1]; fill x->pair. 0, or -EOPNOTSUPP when the walk does not give d
- * closed, node-simple, edge-disjoint cycles on this shape.
+ * perm[e - 1]; fill x->pair. kpc = 0: the paper's laps (lap i uses
+ * zigzag(d, k) by i, as in the file comment). kpc > 0 (d = 3 only): the lap
+ * of cycle j that starts at rod end (0, y, z) is a plane change,
+ * zigzag(3, 2), when (y + z - j) mod g >= g - 3 * kpc, g = gcd(n2, n3), and
+ * zigzag(3, 1) otherwise (kpc plane changes per g/3 laps; kpc = 1 is the
+ * paper's walk when n2 | n3). 0, or -EOPNOTSUPP when the walk does not give
+ * d closed, node-simple, edge-disjoint cycles on this shape.
  */
-static int reactor_walk(struct ham1_kd *x, const int *perm)
+static int reactor_walk(struct ham1_kd *x, const int *perm, int kpc)
 {
 	const struct tc_shape *sh = x->sh;
 	const int d = sh->ndims, np = 2 * d, n = sh->nodes, n1 = sh->dims[perm[0]];
@@ -147,11 +186,19 @@ static int reactor_walk(struct ham1_kd *x, const int *perm)
 			int mv[4 * TC_MAX_DIMS], nm, k = 1, crossed = 0;
 			long prod = sh->dims[perm[1]] / d;
 
-			for (int kk = 2; kk <= d - 1; kk++) {
-				if (kk > 2)
-					prod *= sh->dims[perm[kk - 1]];
-				if (lap % prod == 0)
-					k = kk;
+			if (kpc) {
+				int g = gcd(sh->dims[perm[1]], sh->dims[perm[2]]), cc[TC_MAX_DIMS], v;
+
+				tc_shape_coords(sh, cur, cc);
+				v = ((cc[perm[1]] + cc[perm[2]] - j) % g + g) % g;
+				k = v >= g - 3 * kpc ? 2 : 1;
+			} else {
+				for (int kk = 2; kk <= d - 1; kk++) {
+					if (kk > 2)
+						prod *= sh->dims[perm[kk - 1]];
+					if (lap % prod == 0)
+						k = kk;
+				}
 			}
 			nm = zigzag(d, k, mv);
 			for (int s = 0; !err; s++) {
@@ -469,37 +516,47 @@ static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const ch
 	}
 	/*
 	 * Try the rod (paper dimension 1) along the longest side first (fewer
-	 * steps), every order of the other sides; the walk only closes when
-	 * the sides line up (e.g. n2 | n3 in 3D: 6 and 9 never do).
+	 * steps), every order of the other sides, with the paper's laps; they
+	 * only close when the sides line up (n2 | n3 in 3D: 6 and 9 never do).
+	 * Then, in 3D, the same rod with kpc = 1..g/3 plane changes per g/3
+	 * laps (reactor_walk), which closes where n2 and n3 do not divide.
 	 */
 	for (int i = 0; i < d; i++)
 		if (shape->dims[i] > best_rod)
 			best_rod = shape->dims[i];
-	for (int rodsz = best_rod; rodsz >= d && err; rodsz--) {
-		for (int i = 0; i < d; i++)
-			perm[i] = i;
-		do {
-			int ok = shape->dims[perm[0]] == rodsz;
+	for (int rodsz = best_rod; rodsz >= d && err == -EOPNOTSUPP; rodsz--) {
+		for (int pass = 0; pass < (d == 3 ? 2 : 1) && err == -EOPNOTSUPP; pass++) {
+			for (int i = 0; i < d; i++)
+				perm[i] = i;
+			do {
+				int ok = shape->dims[perm[0]] == rodsz, kmax = 0;
 
-			for (int e = 1; e < d; e++)
-				ok &= shape->dims[perm[e]] % d == 0;
-			if (!ok)
-				continue;
-			if (reactor_walk(&x, perm)) {
-				w = "gossip-ham1: the reactor walk closes for no choice of rod and side order (3D needs n2 | n3)";
-				continue;
-			}
-			if (d >= 4) {
-				err = reactor_segments(&x, perm);
-				if (err)
-					goto out;
-				spec.seg = x.seg;
-				spec.nseg = x.nseg;
-			}
-			err = __tc_gossip_build(shape, &spec, out, &w, info);
-			if (err != -EOPNOTSUPP)
-				break;
-		} while (next_perm(perm, d));
+				for (int e = 1; e < d; e++)
+					ok &= shape->dims[perm[e]] % d == 0;
+				if (!ok)
+					continue;
+				if (pass)
+					kmax = gcd(shape->dims[perm[1]], shape->dims[perm[2]]) / 3;
+				for (int kpc = pass; kpc <= kmax && err == -EOPNOTSUPP; kpc++) {
+					if (kpc == 1 && shape->dims[perm[2]] % shape->dims[perm[1]] == 0)
+						continue; /* the paper's walk, tried in pass 0 */
+					if (reactor_walk(&x, perm, kpc)) {
+						w = "gossip-ham1: the reactor walk closes for no choice of rod, side order and plane changes";
+						continue;
+					}
+					if (d >= 4) {
+						err = reactor_segments(&x, perm);
+						if (err)
+							goto out;
+						spec.seg = x.seg;
+						spec.nseg = x.nseg;
+					}
+					err = __tc_gossip_build(shape, &spec, out, &w, info);
+				}
+				if (err != -EOPNOTSUPP)
+					break;
+			} while (next_perm(perm, d));
+		}
 	}
 	if (err)
 		*why = w;
