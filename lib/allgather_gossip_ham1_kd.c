@@ -41,10 +41,11 @@
  * by a script, not proved); e.g. 4x6x9 takes n2 = 9, n3 = 6, kpc = 1 (every lap
  * changes plane). The paper's walk is tried first for each rod, then these,
  * so the rod can be the longest eligible side where it could not before
- * (9x6x9: rod 9, 109 steps, was rod 6, 122). All 336 shapes n1 = 3..18,
- * n2 <= n3 multiples of 3 up to 18 build, with Theorem 3's count for the
- * longest eligible rod (79 of them were refused before); 3D shapes are
- * refused (-EOPNOTSUPP) only when fewer than two sides are multiples of 3.
+ * (9x6x9: rod 9, 109 steps, was rod 6, 122). Of the 336 shapes n1 = 3..18,
+ * n2 <= n3 multiples of 3 up to 18 (79 refused before), the 187 with
+ * P <= 2250 were built and verified, all in Theorem 3's count for the
+ * longest eligible rod; 3D shapes are refused (-EOPNOTSUPP) only when fewer
+ * than two sides are multiples of 3.
  *
  * Feeding. PUs at rod coordinates 0..d-1 (the zigzags) lie on two cycles
  * j - 1 and j and inject their packet into j (every cycle then carries P/d
