@@ -70,6 +70,12 @@ int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, con
 int __tc_gossip_ham1_kd_info(const struct tc_shape *shape, struct tc_sched **out, const char **why,
 			     struct tc_gossip_info *info);
 
+/* gossip-ham1 on a 3D torus with one reactor walk forced (tests): paper
+ * dimension e on physical dimension perm[e - 1], kpc plane changes per
+ * gcd(n2, n3)/3 laps (0: the paper's laps); -EINVAL for a bad perm or kpc. */
+int __tc_gossip_ham1_3d_walk(const struct tc_shape *shape, const int *perm, int kpc, struct tc_sched **out,
+			     const char **why, struct tc_gossip_info *info);
+
 /* gossip-ham2 with the paper's partial cycles for one odd side (tests). */
 int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out, const char **why);
 

@@ -39,7 +39,9 @@
  * gcd(kpc + m, lcm(n2, n3)) = 1. Some order of n2, n3 and some kpc in
  * 1..g/3 meets that for every pair of multiples of 3 up to 120 (checked
  * by a script, not proved); e.g. 4x6x9 takes n2 = 9, n3 = 6, kpc = 1 (every lap
- * changes plane). The paper's walk is tried first for each rod, then these,
+ * changes plane). kpc = 1 in one of the two orders suffices for sides up to
+ * 18; the smallest pairs that need more are like 30 and 105 (the tests
+ * force kpc = 2 on 5x9x9 through __tc_gossip_ham1_3d_walk()). The paper's walk is tried first for each rod, then these,
  * so the rod can be the longest eligible side where it could not before
  * (9x6x9: rod 9, 109 steps, was rod 6, 122). Of the 336 shapes n1 = 3..18,
  * n2 <= n3 multiples of 3 up to 18 (79 refused before), the 187 with
@@ -492,7 +494,39 @@ static int next_perm(int *a, int n)
 	return 1;
 }
 
-static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why, struct tc_gossip_info *info)
+/*
+ * One rod and side order (perm) and kpc (reactor_walk): walk, segments
+ * (d >= 4), build; forced: the reason names this one walk.
+ */
+static int ham1_kd_try(struct ham1_kd *x, struct tc_gossip_spec *spec, const int *perm, int kpc, int forced,
+		       struct tc_sched **out, const char **w, struct tc_gossip_info *info)
+{
+	int err;
+
+	if (reactor_walk(x, perm, kpc)) {
+		if (forced)
+			*w = "gossip-ham1: this reactor walk (rod, side order, kpc) makes no 3 closed, disjoint cycles";
+		else
+			*w = "gossip-ham1: the reactor walk closes for no choice of rod, side order and plane changes";
+		return -EOPNOTSUPP;
+	}
+	if (x->sh->ndims >= 4) {
+		err = reactor_segments(x, perm);
+		if (err)
+			return err;
+		spec->seg = x->seg;
+		spec->nseg = x->nseg;
+	}
+	return __tc_gossip_build(x->sh, spec, out, w, info);
+}
+
+/*
+ * fperm NULL: search rods, side orders and kpc (below). Else (tests, 3D
+ * only) build with paper dimension e on physical dimension fperm[e - 1]
+ * and kpc = fkpc (0: the paper's laps).
+ */
+static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why, struct tc_gossip_info *info,
+		   const int *fperm, int fkpc)
 {
 	const int d = shape->ndims;
 	struct ham1_kd x = { .sh = shape };
@@ -508,12 +542,28 @@ static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const ch
 	int perm[TC_MAX_DIMS], best_rod = -1, err = -EOPNOTSUPP;
 	const char *w = "gossip-ham1: the reactor cycles need all sides but one to be multiples of the dimension count";
 
+	if (fperm) {
+		int seen = 0;
+
+		for (int e = 0; e < d && d == 3; e++)
+			if (fperm[e] >= 0 && fperm[e] < d)
+				seen |= 1 << fperm[e];
+		if (d != 3 || seen != 7 || shape->dims[fperm[1]] % 3 || shape->dims[fperm[2]] % 3 || fkpc < 0 ||
+		    fkpc > gcd(shape->dims[fperm[1]], shape->dims[fperm[2]]) / 3) {
+			*why = "gossip-ham1: a forced walk needs 3D, a permutation, 3 | n2, n3, 0 <= kpc <= gcd(n2, n3)/3";
+			return -EINVAL;
+		}
+	}
 	x.pair = malloc((size_t)shape->nodes * 2 * d * sizeof(int));
 	x.cport = malloc((size_t)shape->nodes * d * sizeof(int));
 	if (!x.pair || !x.cport) {
 		free(x.pair);
 		free(x.cport);
 		return -ENOMEM;
+	}
+	if (fperm) {
+		err = ham1_kd_try(&x, &spec, fperm, fkpc, 1, out, &w, info);
+		goto out;
 	}
 	/*
 	 * Try the rod (paper dimension 1) along the longest side first (fewer
@@ -541,27 +591,16 @@ static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const ch
 				for (int kpc = pass; kpc <= kmax && err == -EOPNOTSUPP; kpc++) {
 					if (kpc == 1 && shape->dims[perm[2]] % shape->dims[perm[1]] == 0)
 						continue; /* the paper's walk, tried in pass 0 */
-					if (reactor_walk(&x, perm, kpc)) {
-						w = "gossip-ham1: the reactor walk closes for no choice of rod, side order and plane changes";
-						continue;
-					}
-					if (d >= 4) {
-						err = reactor_segments(&x, perm);
-						if (err)
-							goto out;
-						spec.seg = x.seg;
-						spec.nseg = x.nseg;
-					}
-					err = __tc_gossip_build(shape, &spec, out, &w, info);
+					err = ham1_kd_try(&x, &spec, perm, kpc, 0, out, &w, info);
 				}
 				if (err != -EOPNOTSUPP)
 					break;
 			} while (next_perm(perm, d));
 		}
 	}
+out:
 	if (err)
 		*why = w;
-out:
 	free(x.pair);
 	free(x.cport);
 	free(x.seg);
@@ -570,11 +609,17 @@ out:
 
 int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
-	return ham1_kd(shape, out, why, NULL);
+	return ham1_kd(shape, out, why, NULL, NULL, 0);
 }
 
 int __tc_gossip_ham1_kd_info(const struct tc_shape *shape, struct tc_sched **out, const char **why,
 			     struct tc_gossip_info *info)
 {
-	return ham1_kd(shape, out, why, info);
+	return ham1_kd(shape, out, why, info, NULL, 0);
+}
+
+int __tc_gossip_ham1_3d_walk(const struct tc_shape *shape, const int *perm, int kpc, struct tc_sched **out,
+			     const char **why, struct tc_gossip_info *info)
+{
+	return ham1_kd(shape, out, why, info, perm, kpc);
 }

@@ -100,10 +100,11 @@ static int max_link_step_blocks(const struct tc_sched *s)
 
 /*
  * Build dims (an all-port 3D torus) through the d-D entry point and the
- * algorithm's; want_steps is the count expected, checked against Theorem
- * 3's formula here too.
+ * algorithm's, or with perm (paper dimension e on physical perm[e - 1]) and
+ * kpc forced when perm is not NULL; want_steps is the count expected,
+ * checked against Theorem 3's formula here too (n1 = the rod).
  */
-static void test_one(int a, int b, int c, long want_steps)
+static void test_one(int a, int b, int c, const int *perm, int kpc, long want_steps)
 {
 	const struct tc_algo *al = &tc_algo_gossip_ham1;
 	const int dims[3] = { a, b, c };
@@ -116,13 +117,21 @@ static void test_one(int a, int b, int c, long want_steps)
 	long p, n1 = -1, num, den, cyc;
 	int err, mb, cyc_ok;
 
-	snprintf(name, sizeof(name), "%dx%dx%d", a, b, c);
+	if (perm)
+		snprintf(name, sizeof(name), "%dx%dx%d walk %d%d%d kpc %d", a, b, c, perm[0], perm[1], perm[2], kpc);
+	else
+		snprintf(name, sizeof(name), "%dx%dx%d", a, b, c);
 	tc_shape_init(&sh, 3, dims, 7u, 0);
 	p = sh.nodes;
 	for (int i = 0; i < 3; i++)
 		if (dims[(i + 1) % 3] % 3 == 0 && dims[(i + 2) % 3] % 3 == 0 && dims[i] > n1)
 			n1 = dims[i];
-	err = __tc_gossip_ham1_kd_info(&sh, &s, &why, &info);
+	if (perm) {
+		n1 = dims[perm[0]];
+		err = __tc_gossip_ham1_3d_walk(&sh, perm, kpc, &s, &why, &info);
+	} else {
+		err = __tc_gossip_ham1_kd_info(&sh, &s, &why, &info);
+	}
 	if (!tap_ok(!err && s, "gossip-ham1 %s: builds (%d: %s)", name, err, err ? why : "ok"))
 		return;
 	err = tc_verify(s, &r);
@@ -149,9 +158,11 @@ static void test_one(int a, int b, int c, long want_steps)
 		cyc_ok &= info.cycle_len[j] == cyc;
 	tap_ok(cyc_ok, "gossip-ham1 %s: 3 cycles of %ld links, no relay segments (%d cycles: %d %d %d; %d segments)",
 	       name, cyc, info.ncycles, info.cycle_len[0], info.cycle_len[1], info.cycle_len[2], info.segments);
-	err = al->build(&sh, &s2, &why);
-	tap_ok(!err && s2 && s2->nsteps == s->nsteps && s2->nmsgs == s->nmsgs,
-	       "gossip-ham1 %s: the algorithm's entry point builds the same schedule size", name);
+	if (!perm) {
+		err = al->build(&sh, &s2, &why);
+		tap_ok(!err && s2 && s2->nsteps == s->nsteps && s2->nmsgs == s->nmsgs,
+		       "gossip-ham1 %s: the algorithm's entry point builds the same schedule size", name);
+	}
 	tap_diag("TABLE %-14s %-14s steps %4u thm_steps %4ld max_link_blocks %5lld", al->name, name, s->nsteps,
 		 want_steps, (long long)r.max_link_blocks);
 	tc_sched_free(s2);
@@ -159,16 +170,51 @@ static void test_one(int a, int b, int c, long want_steps)
 	tc_sched_free(s);
 }
 
+/* A forced walk that must be refused with err and a reason. */
+static void test_refused(int a, int b, int c, const int *perm, int kpc, int want_err, const char *what)
+{
+	const int dims[3] = { a, b, c };
+	struct tc_shape sh;
+	struct tc_sched *s = NULL;
+	const char *why = NULL;
+	int err;
+
+	tc_shape_init(&sh, 3, dims, 7u, 0);
+	err = __tc_gossip_ham1_3d_walk(&sh, perm, kpc, &s, &why, NULL);
+	tap_ok(err == want_err && !s && why && *why, "gossip-ham1 %dx%dx%d walk %d%d%d kpc %d: %s: %d (%s)", a, b, c,
+	       perm[0], perm[1], perm[2], kpc, what, err, why ? why : "");
+	tc_sched_free(s);
+}
+
 int main(void)
 {
+	static const int p012[3] = { 0, 1, 2 }, p021[3] = { 0, 2, 1 }, bad[3] = { 0, 0, 2 };
+
 	/* refused before: no order of the sides with 3 | n2 and n2 | n3 */
-	test_one(4, 6, 9, 64);
-	test_one(6, 9, 4, 64);
-	test_one(5, 6, 9, 73);
-	test_one(7, 6, 9, 91);
-	test_one(5, 9, 12, 145);
+	test_one(4, 6, 9, NULL, 0, 64);
+	test_one(6, 9, 4, NULL, 0, 64);
+	test_one(5, 6, 9, NULL, 0, 73);
+	test_one(7, 6, 9, NULL, 0, 91);
+	test_one(5, 9, 12, NULL, 0, 145);
 	/* built before with the rod along 6 (122 and 145 steps); now along 9 and 12 */
-	test_one(9, 6, 9, 109);
-	test_one(12, 6, 9, 136);
+	test_one(9, 6, 9, NULL, 0, 109);
+	test_one(12, 6, 9, NULL, 0, 136);
+	/*
+	 * The walks themselves. 4x6x9 with n2 = 6, n3 = 9: the paper's laps
+	 * end 9 = 3 (mod 6) behind the start, and one plane change per lap
+	 * moves by T = (2, 1), which generates only 9 of the 18 positions of
+	 * a class; with n2 = 9, n3 = 6 it generates all 18 (the search's pick).
+	 */
+	test_refused(4, 6, 9, p012, 0, -EOPNOTSUPP, "the paper's walk does not close");
+	test_refused(4, 6, 9, p012, 1, -EOPNOTSUPP, "kpc 1 with n2 = 6, n3 = 9 does not close");
+	test_one(4, 6, 9, p021, 1, 64);
+	/* 5x9x9 (g = 9): kpc 1 is the paper's walk; kpc 2 (T = (7, 2)) closes too, kpc 3 (T = (6, 3)) does not */
+	test_one(5, 9, 9, p012, 0, 109);
+	test_one(5, 9, 9, p012, 2, 109);
+	test_refused(5, 9, 9, p012, 3, -EOPNOTSUPP, "kpc 3 does not close");
+	/* bad requests */
+	test_refused(5, 9, 9, p012, 4, -EINVAL, "kpc > gcd(n2, n3)/3");
+	test_refused(5, 9, 9, bad, 1, -EINVAL, "not a permutation");
+	test_refused(9, 5, 9, p012, 1, -EINVAL, "n2 not a multiple of 3");
 	return tap_done();
 }
