@@ -44,10 +44,11 @@
  * force kpc = 2 on 5x9x9 through __tc_gossip_ham1_3d_walk()). The paper's walk is tried first for each rod, then these,
  * so the rod can be the longest eligible side where it could not before
  * (9x6x9: rod 9, 109 steps, was rod 6, 122). Of the 336 shapes n1 = 3..18,
- * n2 <= n3 multiples of 3 up to 18 (79 refused before), the 173 with
- * P <= 800 were built and verified, all in Theorem 3's count for the
- * longest eligible rod; 3D shapes are refused (-EOPNOTSUPP) only when fewer
- * than two sides are multiples of 3.
+ * n2 <= n3 multiples of 3 up to 18 (79 refused before), all 336 were built
+ * and passed tc_verify (by a scratch program; the simulator ran on the ones
+ * in the tests), each in floor(P/6 + P/(2*n1) + 1) steps for the longest
+ * eligible rod n1 (3x3x3 10 .. 18x18x18 1135); 3D shapes are refused
+ * (-EOPNOTSUPP) only when fewer than two sides are multiples of 3.
  *
  * Feeding. PUs at rod coordinates 0..d-1 (the zigzags) lie on two cycles
  * j - 1 and j and inject their packet into j (every cycle then carries P/d
