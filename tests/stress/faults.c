@@ -3,7 +3,8 @@
  * faults: the link fault knobs of torus.ko (TORUS_IOC_LINK_FAULT) seen
  * through the library's tc_alltoall over the device, one process per node
  * of a 2x4 torus, every received byte checked:
- *   down  -> an error naming the port (-ENOLINK), the rest time out; no hang
+ *   down  -> an error naming the port (-ENOLINK), the rest time out (or
+ *            find that a peer already gave up: -ECONNREFUSED); no hang
  *   drop  -> -ETIMEDOUT naming step, port and peer; the first node fails
  *            within 2x the per-step timeout (plus a clean run's time); no hang
  *   delay -> the right bytes, later
@@ -129,9 +130,10 @@ static int ft_fault(int ctl, uint32_t fabric, uint32_t flags, uint32_t drop, uin
 }
 
 struct ft_sum {
-	int ok, wrong, nolink, timedout, other, named_port, named_all;
+	int ok, wrong, nolink, timedout, refused, other, named_port, named_all;
 	double max_ms, max_fail_ms, min_fail_ms;
 	char first[200];
+	char other_err[200]; /* the first error outside the expected set */
 };
 
 static void ft_summarize(const struct ft_res *res, struct ft_sum *s)
@@ -157,8 +159,10 @@ static void ft_summarize(const struct ft_res *res, struct ft_sum *s)
 			s->nolink++;
 		else if (r->ret == -ETIMEDOUT)
 			s->timedout++;
-		else
-			s->other++;
+		else if (r->ret == -ECONNREFUSED)
+			s->refused++;	/* its peer gave up first and closed */
+		else if (!s->other++)
+			snprintf(s->other_err, sizeof(s->other_err), "node %d: %s (%d)", n, r->err, r->ret);
 		if (strstr(r->err, "port"))
 			s->named_port++;
 		if (strstr(r->err, "step") && strstr(r->err, "port") &&
@@ -216,8 +220,8 @@ int main(void)
 	died = ft_run(c.fabric_id, run++, FT_TIMEOUT_MS, res, &wall);
 	ft_summarize(res, &s);
 	ft_ok(!ret && !died && !s.wrong && !s.other && s.nolink >= 1 && s.named_port >= s.nolink,
-	      "link 0:0 down: %d nodes -ENOLINK naming the port, %d -ETIMEDOUT, %d ok, %d wrong bytes, no hang (%.0f ms); %s",
-	      s.nolink, s.timedout, s.ok, s.wrong, wall, s.first);
+	      "link 0:0 down: %d nodes -ENOLINK naming the port, %d -ETIMEDOUT, %d -ECONNREFUSED (peer gone), %d other errors, %d ok, %d wrong bytes, no hang (%.0f ms); %s",
+	      s.nolink, s.timedout, s.refused, s.other, s.ok, s.wrong, wall, s.other ? s.other_err : s.first);
 	ft_fault(ctl, c.fabric_id, 0, 0, 0);
 	ft_recover(c.fabric_id, "link down", run++, res);
 
@@ -232,8 +236,9 @@ int main(void)
 	 */
 	ft_ok(!ret && !died && !s.wrong && !s.other && s.timedout >= 1 && s.named_all >= 1 &&
 	      s.min_fail_ms <= 2 * FT_TIMEOUT_MS + base,
-	      "one message on link 0:0 dropped: %d nodes -ETIMEDOUT (%d naming step, port and peer), %d ok, %d wrong; first failure after %.0f ms, last %.0f ms (per-step timeout %d ms, clean run %.0f ms); %s",
-	      s.timedout, s.named_all, s.ok, s.wrong, s.min_fail_ms, s.max_fail_ms, FT_TIMEOUT_MS, base, s.first);
+	      "one message on link 0:0 dropped: %d nodes -ETIMEDOUT (%d naming step, port and peer), %d -ECONNREFUSED (peer gone), %d other errors, %d ok, %d wrong; first failure after %.0f ms, last %.0f ms (per-step timeout %d ms, clean run %.0f ms); %s",
+	      s.timedout, s.named_all, s.refused, s.other, s.ok, s.wrong, s.min_fail_ms, s.max_fail_ms, FT_TIMEOUT_MS,
+	      base, s.other ? s.other_err : s.first);
 	ft_fault(ctl, c.fabric_id, 0, 0, 0);
 	ft_recover(c.fabric_id, "drop", run++, res);
 
