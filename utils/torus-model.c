@@ -18,9 +18,9 @@
  * own state and the verifier's, 8 bytes per block (2 GiB at 128x128).
  *
  * Each schedule is built in a child process with its address space limited
- * (--mem-gib, default 9) and a CPU time limit (--timeout, default 1800 s),
+ * (--mem-gib, default 10) and a CPU time limit (--timeout, default 1800 s),
  * so a schedule too large for the machine is reported as such ("did not fit
- * in 9 GiB") instead of taking the machine down; the parent only prints.
+ * in 10 GiB") instead of taking the machine down; the parent only prints.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -177,7 +177,7 @@ static const char usage[] =
 	"Every schedule is streamed (verified and priced step by step as it is\n"
 	"built, never kept whole), on every shape, so 128x128 fits: AT2 there needs\n"
 	"about 7 GiB and several CPU minutes. Each schedule is built in a child\n"
-	"limited to G GiB of address space (default 9) and S seconds of CPU time\n"
+	"limited to G GiB of address space (default 10) and S seconds of CPU time\n"
 	"(default 1800); what does not fit is reported, not estimated.\n";
 
 int main(int argc, char **argv)
@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int sides[16] = { 16, 32, 64, 128 }, nsides = 4, timeout = 1800, opt;
-	double mem_gib = 9;
+	double mem_gib = 10;
 	const char *only = NULL;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
