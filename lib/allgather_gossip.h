@@ -76,6 +76,12 @@ int __tc_gossip_ham1_kd_info(const struct tc_shape *shape, struct tc_sched **out
 int __tc_gossip_ham1_3d_walk(const struct tc_shape *shape, const int *perm, int kpc, struct tc_sched **out,
 			     const char **why, struct tc_gossip_info *info);
 
+/* gossip-ham1's last resort on a 2D torus where its partial cycles do not
+ * close (both sides odd, e.g. 5 x 15): one packet per PU on gossip-ham2's two
+ * full Hamiltonian cycles (square-swap decomposition), PU (i, j) injecting
+ * into cycle (i + j) & 1. About N/2 steps, not Theorem 2's N/4 + n1/2 + 1. */
+int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched **out, const char **why);
+
 /* gossip-ham2 with the paper's partial cycles for one odd side (tests). */
 int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out, const char **why);
 

@@ -41,8 +41,10 @@
  * that happens, layouts with several staircases (k odd, their defects at
  * least two columns apart) and one band are searched: the staircases then
  * close up to a rotation of their order, and 5x13 gets five staircases and
- * a single D (17 steps). 5x15 finds none and is refused (-EOPNOTSUPP), as is
- * a shape where no layout closes.
+ * a single D (17 steps). 5x15 finds none: there, and on any odd x odd shape
+ * where no layout within ceil(Theorem 2) + 1 closes, gossip-ham1 falls back to
+ * one packet on gossip-ham2's two full Hamiltonian cycles
+ * (__tc_gossip_ham1_full_cycles), about N/2 steps (5x15: see the tests).
  *
  * d-D, d >= 3 (Theorems 3 and 4, the "reactor" cycles): see
  * allgather_gossip_ham1_kd.c.
@@ -577,8 +579,12 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	}
 	a = shape->dims[0];
 	b = shape->dims[1];
-	if ((a & 1) && (b & 1))
-		return build_odd(shape, &spec, out, why);
+	if ((a & 1) && (b & 1)) {
+		int err = build_odd(shape, &spec, out, why);
+
+		/* no layout within ceil(Thm 2) + 1 (5 x 15): full cycles, about N/2 steps */
+		return err == -EOPNOTSUPP ? __tc_gossip_ham1_full_cycles(shape, out, why) : err;
+	}
 	/* n1 (rows, laps of two) must be even; of two even sides take the smaller */
 	if (!(a & 1) && ((b & 1) || a <= b)) {
 		x.rowdim = 0;

@@ -1127,20 +1127,72 @@ static int hd_decompose(struct ham2_dec *h)
 	return hd_search(h);
 }
 
-/* The rule of a decomposition: leave by the other port of the in-port's colour. */
-static int ham2_dec_rule(const void *ctx, int node, int in_port)
+/* The colour (cycle) of the link behind each port of node. */
+static void ham2_dec_colours(const struct ham2_dec *h, int node, int *c)
 {
-	const struct ham2_dec *h = ctx;
-	int i = node / h->n2, j = node % h->n2, c[4];
+	int i = node / h->n2, j = node % h->n2;
 
 	c[0] = h->col[2 * node + 1];					/* down: edge (i,j)-(i+1,j) */
 	c[1] = h->col[2 * (((i - 1 + h->n1) % h->n1) * h->n2 + j) + 1];	/* up: edge (i-1,j)-(i,j) */
 	c[2] = h->col[2 * node];					/* right: edge (i,j)-(i,j+1) */
 	c[3] = h->col[2 * (i * h->n2 + (j - 1 + h->n2) % h->n2)];	/* left: edge (i,j-1)-(i,j) */
+}
+
+/* The rule of a decomposition: leave by the other port of the in-port's colour. */
+static int ham2_dec_rule(const void *ctx, int node, int in_port)
+{
+	int c[4];
+
+	ham2_dec_colours(ctx, node, c);
 	for (int q = 0; q < 4; q++)
 		if (q != in_port && c[q] == c[in_port])
 			return q;
 	return -1;
+}
+
+/* One packet per PU on a decomposition: PU (i, j) injects into colour (i + j) & 1. */
+static int ham2_dec_inject(const void *ctx, int node)
+{
+	const struct ham2_dec *h = ctx;
+	int c[4], want = (node / h->n2 + node % h->n2) & 1;
+
+	ham2_dec_colours(h, node, c);
+	for (int q = 0; q < 4; q++)
+		if (c[q] == want)
+			return q;
+	return -1;
+}
+
+int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	struct ham2_dec h = { .sh = shape, .n1 = shape->dims[0], .n2 = shape->dims[1] };
+	struct tc_gossip_spec spec = {
+		.algo = "gossip-ham1",
+		.cite = "002 Sec. 3 fallback: 1 packet on two full Hamiltonian cycles (square-swap decomposition)",
+		.npackets = 1,
+		.want_cycles = 2,
+		.rule = ham2_dec_rule,
+		.ctx = &h,
+		.inject = ham2_dec_inject,
+	};
+	int err;
+
+	h.col = malloc(2 * (size_t)shape->nodes);
+	h.uf = malloc(2 * (size_t)shape->nodes * sizeof(int));
+	if (!h.col || !h.uf) {
+		free(h.col);
+		free(h.uf);
+		*why = "gossip: out of memory";
+		return -ENOMEM;
+	}
+	err = hd_decompose(&h);
+	if (!err)
+		err = __tc_gossip_build(shape, &spec, out, why, NULL);
+	else
+		*why = "gossip-ham1: no partial-cycle layout closes and no Hamiltonian decomposition was found on this torus";
+	free(h.col);
+	free(h.uf);
+	return err;
 }
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
