@@ -41,10 +41,13 @@
  * that happens, layouts with several staircases (k odd, their defects at
  * least two columns apart) and one band are searched: the staircases then
  * close up to a rotation of their order, and 5x13 gets five staircases and
- * a single D (17 steps). 5x15 finds none: there, and on any odd x odd shape
- * where no layout within ceil(Theorem 2) + 1 closes, gossip-ham1 falls back to
- * one packet on gossip-ham2's two full Hamiltonian cycles
- * (__tc_gossip_ham1_full_cycles), about N/2 steps (5x15: see the tests).
+ * a single D (17 steps). 5x15 finds none of either family; it takes a
+ * layout from a table (ho_5x15, found offline by a SAT solver: D = 5, two
+ * cycles of 40 PUs, 21 steps against ceil(Theorem 2) = 23; 20 steps, which
+ * needs D <= 3, is unsatisfiable under the same local rules). On any other
+ * odd x odd shape where no layout within ceil(Theorem 2) + 1 closes (none
+ * from 3x3 to 15x15), gossip-ham1 falls back to one packet on gossip-ham2's
+ * two full Hamiltonian cycles (__tc_gossip_ham1_full_cycles), about N/2 steps.
  *
  * d-D, d >= 3 (Theorems 3 and 4, the "reactor" cycles): see
  * allgather_gossip_ham1_kd.c.
@@ -432,6 +435,37 @@ static int ho_multi_layout(struct ham1_odd *h, int *uf, int *scratch, unsigned c
 	return -1;
 }
 
+/*
+ * 5 x 15 (rows of 15): no staircase/band layout closes there, so this one
+ * comes from a table. It was found offline by a SAT solver (minisat): one
+ * variable per PU type (X, Y, D) and per link colour (A, B, F), clauses for
+ * the local rules ho_color checks (X: two A, two F links to Y; Y: two B,
+ * two F; D: two A, two B; no two D adjacent, so the types force every
+ * colour), sequential-counter bounds D <= 19 and |X| + D, |Y| + D <= 47,
+ * and, lazily, one blocking clause per closed sub-cycle of A or B edges
+ * until both colours made a single cycle. Regenerate with that encoding on
+ * a 5 x 15 torus; any solution that passes ho_color and ho_single works.
+ * This one has D = 5 and two cycles of 40 PUs (21 steps); D <= 3 with cycles
+ * of at most 39 (20 steps) is unsatisfiable.
+ */
+static const char ho_5x15[5][16] = {
+	"XXYXXYXXYXYYXXY",
+	"XYYXYDXYYXYXXYD",
+	"YYXXYXYDXDYXYYX",
+	"YXXYDXYXYYXXYXX",
+	"YXYYXYYXYXXYYXY",
+};
+
+static int ho_table(struct ham1_odd *h, int *uf)
+{
+	if (h->n1 != 5 || h->n2 != 15)
+		return -1;
+	for (int r = 0; r < 5; r++)
+		for (int j = 0; j < 15; j++)
+			h->type[ho_at(h, r, j)] = ho_5x15[r][j] == 'X' ? HO_X : ho_5x15[r][j] == 'Y' ? HO_Y : HO_D;
+	return !ho_color(h) && ho_single(h, uf) ? 0 : -1;
+}
+
 static int ham1_odd_rule(const void *ctx, int node, int in_port)
 {
 	const struct ham1_odd *h = ctx;
@@ -468,7 +502,10 @@ static void ho_free(struct ham1_odd *h)
 	h->type = h->hcol = h->vcol = NULL;
 }
 
-/* Lay out orientation rdim; 0 and h filled, or -1 (no layout), or -ENOMEM. */
+/*
+ * Lay out orientation rdim (multi: 0 band layouts, 1 several staircases,
+ * 2 the 5 x 15 table); 0 and h filled, or -1 (no layout), or -ENOMEM.
+ */
 static int ho_try(const struct tc_shape *shape, int rdim, int multi, struct ham1_odd *h)
 {
 	const int n = shape->nodes;
@@ -488,6 +525,8 @@ static int ho_try(const struct tc_shape *shape, int rdim, int multi, struct ham1
 	band = malloc((h->n1 + 4 * h->n2) * sizeof(int));
 	if (!h->type || !h->hcol || !h->vcol || !uf || !band)
 		err = -ENOMEM;
+	else if (multi == 2)
+		err = ho_table(h, uf);
 	else if (multi)
 		err = ho_multi_layout(h, uf, band, (unsigned char *)(band + 3 * h->n2));
 	else
@@ -507,15 +546,24 @@ static int ho_max(const struct ham1_odd *h)
 static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, struct tc_sched **out,
 		     const char **why)
 {
-	struct ham1_odd h[4]; /* band layouts (rows along dim 0, dim 1), then several staircases */
-	int ok[4] = { -1, -1, -1, -1 }, best = -1, mn, err = 0;
+	/* band layouts (rows along dim 0, dim 1), several staircases, the 5 x 15 table */
+	struct ham1_odd h[6];
+	int ok[6] = { -1, -1, -1, -1, -1, -1 }, best = -1, mn, err = 0;
 	long thm;
 
 	/* 4 * Theorem 2 with n1 the smaller side; the engine takes floor(m/2) + 1 steps */
 	mn = shape->dims[0] < shape->dims[1] ? shape->dims[0] : shape->dims[1];
 	thm = ((long)shape->nodes + 2L * mn + 4 + 3) / 4;
+	/* the table first (5 x 15 only: no search finds a layout there) */
+	for (int t = 4; t < 6 && err != -ENOMEM && best < 0; t++) {
+		ok[t] = ho_try(shape, t & 1, 2, &h[t]);
+		if (ok[t] == -ENOMEM)
+			err = -ENOMEM;
+		else if (!ok[t])
+			best = t;
+	}
 	/* several staircases only where the band layouts exceed ceil(Thm 2) + 1 or fail */
-	for (int t = 0; t < 4 && err != -ENOMEM; t++) {
+	for (int t = 0; t < 4 && err != -ENOMEM && best < 4; t++) {
 		if (t == 2 && best >= 0 && ho_max(&h[best]) / 2 + 1 <= thm + 1)
 			break;
 		ok[t] = ho_try(shape, t & 1, t >> 1, &h[t]);
@@ -535,11 +583,12 @@ static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, 
 	} else {
 		spec->rule = ham1_odd_rule;
 		spec->ctx = &h[best];
-		spec->cite = best < 2 ? "002 Sec. 3, Theorem 2 (odd x odd: staircase strips, band rows of PUs on both cycles)"
-				      : "002 Sec. 3, Theorem 2 (odd x odd: several staircases, one band of PUs on both cycles)";
+		spec->cite = best < 2	? "002 Sec. 3, Theorem 2 (odd x odd: staircase strips, band rows of PUs on both cycles)"
+			     : best < 4 ? "002 Sec. 3, Theorem 2 (odd x odd: several staircases, one band of PUs on both cycles)"
+					: "002 Sec. 3, Theorem 2 (odd x odd 5 x 15: a solver-found layout, 5 PUs on both cycles)";
 		err = __tc_gossip_build(shape, spec, out, why, NULL);
 	}
-	for (int t = 0; t < 4; t++)
+	for (int t = 0; t < 6; t++)
 		if (!ok[t])
 			ho_free(&h[t]);
 	return err;
