@@ -323,6 +323,34 @@ static void test_ham2_one(int n1, int n2)
 	tc_sched_free(s);
 }
 
+/*
+ * gossip-ham1's last resort (no partial-cycle layout closes; no shape from
+ * 3x3 to 15x15 needs it now): one packet on gossip-ham2's two full
+ * Hamiltonian cycles, (N-1)/2 steps on odd x odd tori.
+ */
+static void test_ham1_full_cycles_one(int n1, int n2)
+{
+	struct tc_algo a = { .name = "gossip-ham1(full cycles)", .coll = TC_COLL_ALLGATHER,
+			     .build = __tc_gossip_ham1_full_cycles };
+	int dims[2] = { n1, n2 }, mb;
+	struct tc_verify_report r;
+	struct tc_shape sh;
+	struct tc_sched *s;
+	char buf[64];
+
+	mkshape(&sh, 2, dims, 3u);
+	s = build_checked(&a, &sh, &r);
+	if (!s)
+		return;
+	shape_str(&sh, buf, sizeof(buf));
+	tap_ok(s->nsteps == (uint32_t)(sh.nodes - 1) / 2, "%s %s: %u steps = (N-1)/2 = %d", a.name, buf, s->nsteps,
+	       (sh.nodes - 1) / 2);
+	mb = max_blocks_per_link_step(s);
+	tap_ok(mb == 1, "%s %s: at most one packet per link per step (%d)", a.name, buf, mb);
+	tc_verify_report_free(&r);
+	tc_sched_free(s);
+}
+
 /* The paper's partial cycles for one odd side (the library prefers full cycles there). */
 static void test_ham2_partial_one(int n1, int n2)
 {
@@ -573,6 +601,8 @@ static void test_gossip(void)
 			test_ham1_odd_one(a0, b0);
 	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
 		test_ham1_odd_one(odd[i][0], odd[i][1]);
+	test_ham1_full_cycles_one(5, 15);
+	test_ham1_full_cycles_one(7, 9);
 	for (size_t i = 0; i < sizeof(kd3) / sizeof(kd3[0]); i++)
 		test_ham1_kd_one(3, kd3[i]);
 	for (size_t i = 0; i < sizeof(kd4) / sizeof(kd4[0]); i++)
