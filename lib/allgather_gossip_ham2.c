@@ -1163,35 +1163,49 @@ static int ham2_dec_inject(const void *ctx, int node)
 	return -1;
 }
 
-int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+/*
+ * Build spec on the two Hamiltonian cycles of a square-swap decomposition of
+ * the 2D torus (spec's rule and ctx are set here). -EOPNOTSUPP when the
+ * decomposition is not found (*why untouched then), else what the build gives.
+ */
+static int ham2_dec_build(const struct tc_shape *shape, struct tc_gossip_spec *spec, struct tc_sched **out,
+			  const char **why)
 {
 	struct ham2_dec h = { .sh = shape, .n1 = shape->dims[0], .n2 = shape->dims[1] };
-	struct tc_gossip_spec spec = {
-		.algo = "gossip-ham1",
-		.cite = "002 Sec. 3 fallback: 1 packet on two full Hamiltonian cycles (square-swap decomposition)",
-		.npackets = 1,
-		.want_cycles = 2,
-		.rule = ham2_dec_rule,
-		.ctx = &h,
-		.inject = ham2_dec_inject,
-	};
 	int err;
 
 	h.col = malloc(2 * (size_t)shape->nodes);
 	h.uf = malloc(2 * (size_t)shape->nodes * sizeof(int));
 	if (!h.col || !h.uf) {
-		free(h.col);
-		free(h.uf);
+		err = -ENOMEM;
 		*why = "gossip: out of memory";
-		return -ENOMEM;
+	} else {
+		err = hd_decompose(&h);
 	}
-	err = hd_decompose(&h);
-	if (!err)
-		err = __tc_gossip_build(shape, &spec, out, why, NULL);
-	else
-		*why = "gossip-ham1: no partial-cycle layout closes and no Hamiltonian decomposition was found on this torus";
+	if (!err) {
+		spec->rule = ham2_dec_rule;
+		spec->ctx = &h;
+		err = __tc_gossip_build(shape, spec, out, why, NULL);
+	}
 	free(h.col);
 	free(h.uf);
+	return err;
+}
+
+int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	struct tc_gossip_spec spec = {
+		.algo = "gossip-ham1",
+		.cite = "002 Sec. 3 fallback: 1 packet on two full Hamiltonian cycles (square-swap decomposition)",
+		.npackets = 1,
+		.want_cycles = 2,
+		.inject = ham2_dec_inject,
+	};
+	const char *w = NULL;
+	int err = ham2_dec_build(shape, &spec, out, &w);
+
+	if (err)
+		*why = w ? w : "gossip-ham1: no partial-cycle layout closes and no Hamiltonian decomposition was found on this torus";
 	return err;
 }
 
@@ -1220,25 +1234,10 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if ((shape->dims[0] & 1) || (shape->dims[1] & 1)) {
-		struct ham2_dec h = { .sh = shape, .n1 = shape->dims[0], .n2 = shape->dims[1] };
 		int err;
 
-		h.col = malloc(2 * (size_t)shape->nodes);
-		h.uf = malloc(2 * (size_t)shape->nodes * sizeof(int));
-		if (!h.col || !h.uf) {
-			free(h.col);
-			free(h.uf);
-			return -ENOMEM;
-		}
-		err = hd_decompose(&h);
-		if (!err) {
-			spec.cite = "002 Sec. 2, Theorem 1 with two Hamiltonian cycles from a square-swap decomposition (odd side)";
-			spec.rule = ham2_dec_rule;
-			spec.ctx = &h;
-			err = __tc_gossip_build(shape, &spec, out, why, NULL);
-		}
-		free(h.col);
-		free(h.uf);
+		spec.cite = "002 Sec. 2, Theorem 1 with two Hamiltonian cycles from a square-swap decomposition (odd side)";
+		err = ham2_dec_build(shape, &spec, out, why);
 		if (err != -EOPNOTSUPP)
 			return err;
 		spec.cite = "002 Sec. 2, Theorem 1 (zigzag partial cycles, out-of-cycle PUs, 2 packets)";
