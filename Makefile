@@ -10,7 +10,8 @@ CC ?= gcc
 O := build
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-# -iquote lib: lib/sched.h must not shadow the system <sched.h> that <pthread.h> includes.
+# Private headers are named by their path below lib/ ("core/sched.h"); -iquote keeps
+# them out of the way of system headers.
 TC_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -iquote lib -pthread
 LDLIBS_TC := -pthread -lm
 

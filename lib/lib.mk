@@ -1,7 +1,9 @@
 # libtoruscoll: shared (soname libtoruscoll.so.1, symbol versions from
 # lib/libtoruscoll.map) and static libraries, pkg-config file, install.
 TC_VERSION := 1.0.0
-LIB_SRCS := $(wildcard lib/*.c)
+# lib/ is a tree of layers (see the README's layout section); every .c below it is built.
+LIB_SRCS := $(shell find lib -name '*.c' | LC_ALL=C sort)
+LIB_HDRS := $(shell find lib -name '*.h') $(wildcard include/*.h include/uapi/*.h)
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 LIB_PIC_OBJS := $(patsubst %.c,$(O)/pic/%.o,$(LIB_SRCS))
 LIB_SO := $(O)/lib/libtoruscoll.so.1
@@ -15,17 +17,17 @@ MANDIR ?= $(PREFIX)/share/man
 
 all: $(LIB_A) $(LIB_SO) $(LIB_PC)
 
-$(O)/lib/%.o: lib/%.c $(wildcard lib/*.h include/*.h include/uapi/*.h)
+$(O)/lib/%.o: lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TC_CFLAGS) -fvisibility=hidden -c -o $@ $<
 
-$(O)/pic/lib/%.o: lib/%.c $(wildcard lib/*.h include/*.h include/uapi/*.h)
+$(O)/pic/lib/%.o: lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TC_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && ar qcs $@ $^
 
 $(LIB_SO): $(LIB_PIC_OBJS) lib/libtoruscoll.map
 	@mkdir -p $(@D)

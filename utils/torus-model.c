@@ -33,7 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sched.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
 
 #define NSIZES 11 /* 64 B .. 64 KiB, powers of two */
 
@@ -93,9 +95,9 @@ static void measure(const char *const *names, const struct tc_shape *sh, struct 
 	if (err) {
 		r->err = err;
 		snprintf(r->why, sizeof(r->why), "%s",
-			 err == -EPROTO ? rep.first_violation : why ? why : tc_sched_last_error());
+			 err == -EPROTO ? rep.first_violation : why ? why : tc_last_error());
 		if (err != -EPROTO && err != -EOPNOTSUPP && why)
-			snprintf(r->why, sizeof(r->why), "%.120s (%.160s)", why, tc_sched_last_error());
+			snprintf(r->why, sizeof(r->why), "%.120s (%.160s)", why, tc_last_error());
 		tc_verify_report_free(&rep);
 		return;
 	}

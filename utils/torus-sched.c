@@ -11,7 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "sched.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
 
 static const char usage[] =
 	"usage: torus-sched --coll alltoall|allgather --algo NAME --dims DIMS [options]\n"
@@ -62,11 +64,6 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static const char *coll_name(enum tc_coll c)
-{
-	return c == TC_COLL_ALLTOALL ? "alltoall" : c == TC_COLL_ALLGATHER ? "allgather" : "other";
-}
-
 static void json_str(const char *s)
 {
 	putchar('"');
@@ -85,7 +82,7 @@ static void list_algos(int coll)
 {
 	for (int i = 0; tc_algos[i]; i++)
 		if (coll < 0 || (int)tc_algos[i]->coll == coll)
-			printf("%-10s %-14s %s\n", coll_name(tc_algos[i]->coll), tc_algos[i]->name, tc_algos[i]->summary);
+			printf("%-10s %-14s %s\n", tc_coll_str(tc_algos[i]->coll), tc_algos[i]->name, tc_algos[i]->summary);
 	printf("%-10s %-14s %s\n", "both", "auto", "the library's choice for the shape and --m");
 }
 
@@ -334,7 +331,7 @@ int main(int argc, char **argv)
 	if (!strcmp(algo_name, "auto")) {
 		algo = tc_algo_auto(coll, &shape, p.block_bytes);
 		if (!algo)
-			die(3, "auto: no %s algorithm supports this shape", coll_name(coll));
+			die(3, "auto: no %s algorithm supports this shape", tc_coll_str(coll));
 	} else {
 		algo = tc_algo_find(coll, algo_name);
 		if (!algo)
@@ -348,7 +345,7 @@ int main(int argc, char **argv)
 		die(3, "%s", why ? why : "the algorithm does not support this shape");
 	if (err) {
 		fprintf(stderr, "torus-sched: %s: build failed (%s): %s\n", algo->name, strerror(-err),
-			why ? why : tc_sched_last_error());
+			why ? why : tc_last_error());
 		return 4;
 	}
 	if (!s || !s->step_first) {
@@ -360,20 +357,20 @@ int main(int argc, char **argv)
 	err = tc_verify(s, &rep);
 	t_verify = now() - t0;
 	if (err && err != -EPROTO) {
-		fprintf(stderr, "torus-sched: %s\n", tc_sched_last_error());
+		fprintf(stderr, "torus-sched: %s\n", tc_last_error());
 		tc_sched_free(s);
 		return 4;
 	}
 	err = tc_cost_eval(s, &p, &cost);
 	if (err) {
-		fprintf(stderr, "torus-sched: %s\n", tc_sched_last_error());
+		fprintf(stderr, "torus-sched: %s\n", tc_last_error());
 		return 4;
 	}
 	if (run)
 		bad = run_sim(s, p.block_bytes, &checked);
 
 	if (json) {
-		printf("{\"coll\":\"%s\",\"algo\":", coll_name(s->coll));
+		printf("{\"coll\":\"%s\",\"algo\":", tc_coll_str(s->coll));
 		json_str(algo->name);
 		printf(",\"requested\":");
 		json_str(algo_name);
@@ -419,7 +416,7 @@ int main(int argc, char **argv)
 			       p.block_bytes, bad == 0 ? "true" : "false", checked, bad > 0 ? bad : 0);
 			if (bad < 0) {
 				printf(",\"error\":");
-				json_str(tc_sched_last_error());
+				json_str(tc_last_error());
 			}
 			printf("}");
 		}
@@ -438,7 +435,7 @@ int main(int argc, char **argv)
 			dump_json(s);
 		printf("}\n");
 	} else {
-		printf("%s %s on %s (%d nodes): %s\n", coll_name(s->coll), algo->name, shape_str, shape.nodes, s->cite);
+		printf("%s %s on %s (%d nodes): %s\n", tc_coll_str(s->coll), algo->name, shape_str, shape.nodes, s->cite);
 		printf("  steps %u, messages %u, startups on the critical path %u\n", s->nsteps, s->nmsgs, cost.steps);
 		printf("  transmission %.6g blocks (lockstep %.6g), lower bound %.6g, ratio %.3f\n",
 		       cost.transmission_blocks, cost.lockstep_blocks, cost.lower_bound_blocks, cost.ratio);
@@ -453,7 +450,7 @@ int main(int argc, char **argv)
 		       rep.ok ? "" : ": ", rep.first_violation, t_build * 1e3, t_verify * 1e3);
 		if (run) {
 			if (bad < 0)
-				printf("  run: FAILED: %s\n", tc_sched_last_error());
+				printf("  run: FAILED: %s\n", tc_last_error());
 			else
 				printf("  run: %zu bytes checked, %ld wrong (block %zu B)\n", checked, bad, p.block_bytes);
 		}
@@ -469,7 +466,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "torus-sched: not verified: %s\n", rep.first_violation);
 	else if (run && bad)
 		fprintf(stderr, "torus-sched: run failed: %s\n",
-			bad < 0 ? tc_sched_last_error() : "received bytes differ from the reference");
+			bad < 0 ? tc_last_error() : "received bytes differ from the reference");
 	err = !rep.ok || (run && bad) ? 1 : 0;
 	tc_verify_report_free(&rep);
 	tc_sched_free(s);

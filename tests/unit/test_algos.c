@@ -17,7 +17,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "algos.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
 #include "tap.h"
 
 struct shape_case {
@@ -122,7 +124,7 @@ static void run_one(const struct tc_algo *a, const struct shape_case *c)
 		return;
 	}
 	if (err) {
-		tap_ok(0, "%s %s: build failed %d: %s", a->name, name, err, why ? why : tc_sched_last_error());
+		tap_ok(0, "%s %s: build failed %d: %s", a->name, name, err, why ? why : tc_last_error());
 		return;
 	}
 	if (!s || !s->step_first || s->coll != a->coll || s->shape.nodes != sh.nodes ||
@@ -134,7 +136,7 @@ static void run_one(const struct tc_algo *a, const struct shape_case *c)
 	}
 	err = tc_verify(s, &r);
 	if (err) {
-		tap_ok(0, "%s %s: verify: %s", a->name, name, err == -EPROTO ? r.first_violation : tc_sched_last_error());
+		tap_ok(0, "%s %s: verify: %s", a->name, name, err == -EPROTO ? r.first_violation : tc_last_error());
 		tc_verify_report_free(&r);
 		tc_sched_free(s);
 		return;
@@ -142,7 +144,7 @@ static void run_one(const struct tc_algo *a, const struct shape_case *c)
 	tc_verify_report_free(&r);
 	bad = sim_check(s, m);
 	if (bad < 0) {
-		tap_ok(0, "%s %s: sim: %s", a->name, name, tc_sched_last_error());
+		tap_ok(0, "%s %s: sim: %s", a->name, name, tc_last_error());
 		tc_sched_free(s);
 		return;
 	}

@@ -25,7 +25,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "algos.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
 #include "tap.h"
 
 #define BLOCK 12 /* bytes per block in the simulator runs */

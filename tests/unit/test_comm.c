@@ -17,8 +17,10 @@
 #include <time.h>
 
 #include "toruscoll.h"
-#include "algos.h"
-#include "comm.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
+#include "api/api.h"
 #include "tap.h"
 
 static double now_ms(void)
@@ -282,7 +284,7 @@ static int node_main(tc_comm_t *comm, void *arg)
 
 	if (check_queries(comm))
 		atomic_fetch_add(&run->bad_query, 1);
-	comm->max_segs = run->max_segs;
+	comm->tp.max_segs = run->max_segs;
 	if (run->algo)
 		ret = __tc_comm_force_algo(comm, run->coll, run->algo);
 	else if (!run->keep_env)

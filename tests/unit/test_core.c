@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
 #include "tap.h"
 
 static struct tc_shape shape(const char *dims, int mesh, int one_port)
@@ -93,11 +95,11 @@ static void test_builder(void)
 
 	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
 	err = tc_sched_msg(sc, 0, 1, NULL);
-	tap_ok(err == -EINVAL, "builder: msg before step is -EINVAL (%s)", tc_sched_last_error());
+	tap_ok(err == -EINVAL, "builder: msg before step is -EINVAL (%s)", tc_last_error());
 	tap_ok(tc_sched_blk(sc, 0, 1) == -EINVAL, "builder: blk before msg is -EINVAL");
 	tc_sched_step(sc);
 	tap_ok(tc_sched_msg(sc, 0, 16, NULL) == -EINVAL && tc_sched_msg(sc, -1, 0, NULL) == -EINVAL,
-	       "builder: node out of range is -EINVAL (%s)", tc_sched_last_error());
+	       "builder: node out of range is -EINVAL (%s)", tc_last_error());
 	/* default route: shortest dimension-ordered, ties + */
 	tc_sched_msg(sc, 0, 10, NULL);
 	tap_ok(sc->msgs[0].route[0] == 2 && sc->msgs[0].route[1] == 2, "builder: default route 0->10 is (+2,+2)");
@@ -130,8 +132,8 @@ static void test_builder(void)
 	tc_sched_msg(sc, 0, 1, r);
 	tc_sched_blk(sc, 0, 1);
 	err = tc_sched_finish(sc);
-	tap_ok(err == -EINVAL && strstr(tc_sched_last_error(), "route leads to node 4"),
-	       "builder: route not leading to dst is -EINVAL (%s)", tc_sched_last_error());
+	tap_ok(err == -EINVAL && strstr(tc_last_error(), "route leads to node 4"),
+	       "builder: route not leading to dst is -EINVAL (%s)", tc_last_error());
 	tc_sched_free(sc);
 
 	sc = tc_sched_new(&m, TC_COLL_ALLTOALL, "t", "", 0);
@@ -140,8 +142,8 @@ static void test_builder(void)
 	tc_sched_msg(sc, 0, 3, r);
 	tc_sched_blk(sc, 0, 3);
 	err = tc_sched_finish(sc);
-	tap_ok(err == -EINVAL && strstr(tc_sched_last_error(), "leaves the mesh"),
-	       "builder: route leaving a mesh is -EINVAL (%s)", tc_sched_last_error());
+	tap_ok(err == -EINVAL && strstr(tc_last_error(), "leaves the mesh"),
+	       "builder: route leaving a mesh is -EINVAL (%s)", tc_last_error());
 	tc_sched_free(sc);
 
 	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
@@ -149,8 +151,8 @@ static void test_builder(void)
 	tc_sched_msg(sc, 0, 1, NULL);
 	tc_sched_blk(sc, 0, 99);
 	err = tc_sched_finish(sc);
-	tap_ok(err == -EINVAL && strstr(tc_sched_last_error(), "out of range"), "builder: bad block is -EINVAL (%s)",
-	       tc_sched_last_error());
+	tap_ok(err == -EINVAL && strstr(tc_last_error(), "out of range"), "builder: bad block is -EINVAL (%s)",
+	       tc_last_error());
 	tc_sched_free(sc);
 
 	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
@@ -158,8 +160,8 @@ static void test_builder(void)
 	tc_sched_msg(sc, 5, 5, NULL);
 	tc_sched_blk(sc, 5, 6);
 	err = tc_sched_finish(sc);
-	tap_ok(err == -EINVAL && strstr(tc_sched_last_error(), "itself"), "builder: message to itself is -EINVAL (%s)",
-	       tc_sched_last_error());
+	tap_ok(err == -EINVAL && strstr(tc_last_error(), "itself"), "builder: message to itself is -EINVAL (%s)",
+	       tc_last_error());
 	tc_sched_free(sc);
 
 	tap_ok(tc_sched_new(&s, TC_COLL_NR, "t", "", 0) == NULL, "builder: unknown collective refused");
@@ -233,7 +235,7 @@ static struct tc_sched *a2a_ring4(const struct tc_shape *s, enum fault f, unsign
 		tc_sched_blk(sc, (n + 3) % 4, (n + 1) % 4);
 	}
 	if (tc_sched_finish(sc)) {
-		fprintf(stderr, "finish: %s\n", tc_sched_last_error());
+		fprintf(stderr, "finish: %s\n", tc_last_error());
 		exit(2);
 	}
 	return sc;
@@ -427,15 +429,15 @@ static void test_verify(void)
 
 	sc = a2a_ring4(&r4, F_MISSING, 0);
 	err = sim_a2a(sc, 8, &bad);
-	tap_ok(err == -EPROTO, "sim refuses a schedule missing a block: %s", tc_sched_last_error());
+	tap_ok(err == -EPROTO, "sim refuses a schedule missing a block: %s", tc_last_error());
 	tc_sched_free(sc);
 	sc = a2a_ring4(&r4, F_EARLY, 0);
 	err = sim_a2a(sc, 8, &bad);
-	tap_ok(err == -EPROTO, "sim refuses a block sent before it is held: %s", tc_sched_last_error());
+	tap_ok(err == -EPROTO, "sim refuses a block sent before it is held: %s", tc_last_error());
 	tc_sched_free(sc);
 	sc = a2a_ring4(&r4, F_DUP, 0);
 	err = sim_a2a(sc, 8, &bad);
-	tap_ok(err == -EPROTO, "sim refuses a duplicated block: %s", tc_sched_last_error());
+	tap_ok(err == -EPROTO, "sim refuses a duplicated block: %s", tc_last_error());
 	tc_sched_free(sc);
 
 	/* allgather */
@@ -455,7 +457,7 @@ static void test_verify(void)
 
 	sc = ag_ring4(&r4, F_MISSING, 0);
 	err = sim_ag(sc, 8, &bad);
-	tap_ok(err == -EPROTO, "sim refuses an allgather missing a block: %s", tc_sched_last_error());
+	tap_ok(err == -EPROTO, "sim refuses an allgather missing a block: %s", tc_last_error());
 	tc_sched_free(sc);
 }
 
@@ -481,7 +483,7 @@ static void test_verify_ag_twice(void)
 	tc_sched_blk(s2, 1, 0);
 	tc_sched_finish(s2);
 	tap_ok(sim_ag(s2, 8, &bad) == -EPROTO, "sim refuses an allgather block delivered twice: %s",
-	       tc_sched_last_error());
+	       tc_last_error());
 	expect_violation(s2, "step 2: message 1 -> 2: block {1,0} delivered to node 2 twice",
 			 "an allgather block delivered twice");
 	tc_sched_free(sc);

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "algos.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
 #include "tap.h"
 
 #define BLOCK 16 /* bytes per block in the simulator runs */

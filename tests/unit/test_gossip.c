@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algos.h"
-#include "allgather_gossip.h"
-#include "sched.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
+#include "algorithms/engine/gossip.h"
 #include "tap.h"
 
 static unsigned char pattern(int origin, size_t k)
@@ -46,7 +47,7 @@ static int sim_bytes_ok(const struct tc_sched *s, size_t m, char *msg, size_t ms
 	if (ok) {
 		err = tc_sim_run(s, m, send, recv);
 		if (err) {
-			snprintf(msg, msglen, "tc_sim_run: %d (%s)", err, tc_sched_last_error());
+			snprintf(msg, msglen, "tc_sim_run: %d (%s)", err, tc_last_error());
 			ok = 0;
 		}
 	}

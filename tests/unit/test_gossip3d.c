@@ -16,9 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algos.h"
-#include "allgather_gossip.h"
-#include "sched.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
+#include "algorithms/engine/gossip.h"
 #include "tap.h"
 
 static unsigned char byte_of(int origin, size_t k)
@@ -44,7 +45,7 @@ static int sim_all_bytes(const struct tc_sched *s, size_t m, char *msg, size_t l
 		memset(out, 0x5a, (size_t)n * n * m);
 		err = tc_sim_run(s, m, sp, rp);
 		if (err) {
-			snprintf(msg, len, "tc_sim_run: %d (%s)", err, tc_sched_last_error());
+			snprintf(msg, len, "tc_sim_run: %d (%s)", err, tc_last_error());
 			ok = 0;
 		}
 	} else {

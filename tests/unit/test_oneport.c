@@ -15,8 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "algos.h"
-#include "sched.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
 #include "tap.h"
 
 struct expect {

@@ -32,7 +32,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "algos.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
 #include "tap.h"
 
 struct shape_case {
@@ -93,7 +95,7 @@ static void whole(const struct tc_algo *a, const struct tc_shape *sh, struct out
 	memset(o, 0, sizeof(*o));
 	o->err = a->build(sh, &s, &why);
 	if (o->err) {
-		snprintf(o->why, sizeof(o->why), "%s", tc_sched_last_error());
+		snprintf(o->why, sizeof(o->why), "%s", tc_last_error());
 		return;
 	}
 	o->nsteps = s->nsteps;
@@ -106,7 +108,7 @@ static void whole(const struct tc_algo *a, const struct tc_shape *sh, struct out
 			o->err = err;
 	}
 	if (o->err)
-		snprintf(o->why, sizeof(o->why), "%s", tc_sched_last_error());
+		snprintf(o->why, sizeof(o->why), "%s", tc_last_error());
 	tc_sched_free(s);
 }
 
@@ -118,7 +120,7 @@ static void streamed(const struct tc_algo *a, const struct tc_shape *sh, struct 
 	o->err = tc_sched_check_streamed(a, sh, &params, sizes, NSIZES, o->t, &o->r, &o->c, &o->nsteps, &o->nblks,
 					 &why);
 	if (o->err)
-		snprintf(o->why, sizeof(o->why), "%s", tc_sched_last_error());
+		snprintf(o->why, sizeof(o->why), "%s", tc_last_error());
 }
 
 static void outcome_free(struct outcome *o)
@@ -421,8 +423,8 @@ static void test_views(void)
 
 	g_kind = C_LATE_BLK;
 	err = tc_sched_build_streamed(&rp, &sh, count_sink, &x, &s, &why);
-	tap_ok(err == -EINVAL && !s && strstr(tc_sched_last_error(), "already streamed"),
-	       "a block added to a streamed step is refused (%d: %s)", err, tc_sched_last_error());
+	tap_ok(err == -EINVAL && !s && strstr(tc_last_error(), "already streamed"),
+	       "a block added to a streamed step is refused (%d: %s)", err, tc_last_error());
 	tc_sched_free(src);
 }
 

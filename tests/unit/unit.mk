@@ -6,5 +6,5 @@ $(O)/tests/unit/%: tests/unit/%.c $(LIB_A) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(TC_CFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS_TC)
 .PHONY: check-unit
-check-unit: $(UNIT_BINS)
-	@tests/run-suite $(O)/results/unit $(UNIT_BINS)
+check-unit: $(UNIT_BINS) $(LIB_SO)
+	@tests/run-suite $(O)/results/unit $(UNIT_BINS) tests/unit/check-layers tests/unit/check-exports

@@ -51,7 +51,9 @@
 #include <uapi/torus.h>
 
 #include "toruscoll.h"
-#include "sched.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
 
 #define BA_CTL_PATH "/dev/" TORUS_CTL_NAME
 #define BA_MAX_NODES 256
@@ -451,7 +453,7 @@ static int ba_shape(int ctl, const struct ba_shape_arg *sa, const char *const *a
 		if (ret) {
 			/* a refused shape is the algorithm's documented limit, not a failure */
 			printf("| %s | all | - | not run: %s | | | | | | |\n", algos[a],
-			       why ? why : tc_sched_last_error());
+			       why ? why : tc_last_error());
 			fflush(stdout);
 			if (ret != -EOPNOTSUPP)
 				bad++;
@@ -461,7 +463,7 @@ static int ba_shape(int ctl, const struct ba_shape_arg *sa, const char *const *a
 		if (!ret)
 			ret = tc_cost_eval_sizes(s, &fab, r.sizes, r.nsizes, tf, &cost);
 		if (ret) {
-			printf("| %s | all | - | cost model: %s | | | | | | |\n", algos[a], tc_sched_last_error());
+			printf("| %s | all | - | cost model: %s | | | | | | |\n", algos[a], tc_last_error());
 			bad++;
 			continue;
 		}

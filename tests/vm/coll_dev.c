@@ -31,7 +31,9 @@
 #include <uapi/torus.h>
 
 #include "toruscoll.h"
-#include "sched.h"
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
 #include "../unit/tap.h"
 
 #define CTL_PATH "/dev/" TORUS_CTL_NAME

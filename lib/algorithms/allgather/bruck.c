@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Bruck's concatenation allgather (Bruck, Ho, Kipnis, Upfal, Weathersby,
+ * IEEE TPDS 8(11), 1997; recursive doubling for any N): the log-step baseline
+ * for all-to-all broadcast (001 compares against Calvin-Perennes-Trystram's
+ * recursive algorithm; this is the generic log-step one).
+ *
+ * After step k a node y holds the blocks of y, y+1, ..., y+min(2^(k+1), N)-1
+ * (ranks mod N). In step k (0..ceil(log2 N)-1) node x sends to x - 2^k the
+ * min(2^k, N-2^k) blocks of x .. x+2^k-1 it holds. Ranks are row-major node
+ * numbers, so each step is a shift permutation of the nodes; the messages are
+ * routed dimension-ordered through intermediate routers (antipodal ties split,
+ * link order as in direct_common.c) and share links.
+ *
+ * No rearrangement is charged: blocks are addressed by origin and land in the
+ * receiver's buffer matrix indexed by source (001's input/output buffer
+ * algorithm), so Bruck's final local rotation is not needed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "algorithms/algos.h"
+#include "algorithms/engine/direct.h"
+
+/* x forwards the blocks of x .. x+cnt-1, all it holds in the step for distance dist. */
+static int bruck_blocks(struct tc_sched *s, const struct tc_dmsg *m, void *arg)
+{
+	const int n = s->shape.nodes, dist = *(const int *)arg;
+	const int cnt = dist < n - dist ? dist : n - dist;
+	int err;
+
+	for (int j = 0; j < cnt; j++) {
+		err = tc_sched_blk(s, (m->src + j) % n, 0);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	const int n = shape->nodes;
+	struct tc_dmsg *m = NULL;
+	struct tc_sched *s;
+	int err = -ENOMEM;
+
+	if (shape->ndims < 1 || shape->ndims > TC_MAX_DIMS || shape->nodes < 2) {
+		*why = "bruck: shape not initialised by tc_shape_init";
+		return -EINVAL;
+	}
+	s = tc_sched_new(shape, TC_COLL_ALLGATHER, "bruck",
+			 "baseline: Bruck et al. 1997 concatenation allgather, routed messages (001 comparisons)",
+			 TC_CLAIM_PERMUTATION);
+	m = malloc(sizeof(*m) * n);
+	if (!s || !m)
+		goto err_free;
+	for (int dist = 1; dist < n; dist *= 2) {
+		for (int x = 0; x < n; x++)
+			tc_direct_msg(shape, &m[x], x, x, (x - dist + n) % n);
+		err = tc_direct_emit_step(s, m, n, bruck_blocks, &dist);
+		if (err < 0)
+			goto err_free;
+	}
+err_free:
+	return tc_direct_done(s, m, err, out, why, "bruck: out of memory",
+			       "bruck: building the schedule failed");
+}
+
+const struct tc_algo tc_algo_bruck_ag = {
+	.name = "bruck",
+	.coll = TC_COLL_ALLGATHER,
+	.summary = "baseline: Bruck / recursive doubling allgather",
+	.build = build,
+};

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * allport-kd: complete exchange on an all-port k-D torus with even sides
+ * (k >= 3, sides >= 4), the all-port paper's open future work (000 Sec. VI).
+ * Every block gets a dimension order, chosen by its offset; the schedule has
+ * k phases, and in phase i every node runs Algorithm AR (000 Sec. III) on its
+ * ring of every dimension at once (the rings of different dimensions use
+ * different links), each block travelling the i-th dimension of its order.
+ * k * max(N)/2 steps; architecture.md's target is N1*P/8 blocks (Lemma 1's
+ * bound) on 4x4x4, 8x8x8, 4x4x8, 8x8x4, 4x8x12, 6x6x6 and 12x12x12: all
+ * reached (test_allport checks all but 12x12x12, which takes ~10 s to build
+ * and verify).
+ *
+ * Orders: the k rotations of (0..k-1) and of its reverse (all six for k = 3).
+ * By symmetry AR's per-step message sizes depend only on how many blocks each
+ * node holds per ring offset (its bundles, the same on every node), so the
+ * choice is a problem on the P offsets, not the P^2 blocks: kd_choose() starts
+ * from orders rotating with the sum of the offset's coordinates, improves
+ * them greedily, then by simulated annealing, on the lock-step cost (per
+ * phase, the sum over steps of the largest message of any ring), stopping at
+ * the bound; deterministic.
+ *
+ * Shorter rings need not keep the longest ring's rhythm. Per phase and ring,
+ * kd_phase_cost() also picks: the step the ring starts at (its L/2 steps
+ * anywhere in the phase's max(N)/2); whether Stage 3 runs before Stage 2 (the
+ * step of Stage 2 that carries only antipodes then comes last); and, when
+ * L = 0 mod 4 and there is room, splitting the antipodes between both stages
+ * (L/2 + 1 steps). 4x8x12 needs all three: with AR's plain rhythm the 8-ring's
+ * antipodes cannot fit under the 12-ring's antipode-only step (599 for 576).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/algos.h"
+#include "algorithms/engine/allport.h"
+
+#define KD_MAX_ORDERS (2 * TC_MAX_DIMS)
+#define KD_MAX_JUMPS 130 /* rings up to 254 nodes: at most 64 sub-ring jumps */
+#define KD_MAX_STEPS 128
+
+struct kd {
+	const struct tc_shape *sh;
+	int k, norders, noffs;
+	int order[KD_MAX_ORDERS][TC_MAX_DIMS];
+	uint16_t *choice; /* per offset (mixed radix of (t - o) mod N): order index */
+	int *off;	  /* per offset: its coordinates, noffs * k */
+	/* bundles: per phase i, dimension d, ring offset e (index e mod N): blocks per node */
+	int32_t *bundle;
+	int64_t *phase_cost; /* per phase: sum over steps of the largest message */
+	int start[TC_MAX_DIMS][TC_MAX_DIMS]; /* per phase, dimension: first step of its ring */
+	unsigned int split[TC_MAX_DIMS]; /* per phase: rings whose antipodes are split */
+	unsigned int swap[TC_MAX_DIMS];	 /* per phase: rings that run Stage 3 first */
+	/* per phase, dimension, variant (swap*2 + split): AR step sizes */
+	int64_t sz[TC_MAX_DIMS][TC_MAX_DIMS][4][KD_MAX_STEPS];
+	uint8_t dirty[TC_MAX_DIMS][TC_MAX_DIMS];
+	int maxL;
+	/* engine callback state */
+	const struct tc_ap *ap;
+	int phase;
+};
+
+static int32_t *kd_bundle(struct kd *g, int i, int d)
+{
+	return &g->bundle[((size_t)i * g->k + d) * g->maxL];
+}
+
+/*
+ * AR's message sizes on a ring of L nodes when every node holds b[e mod L]
+ * blocks at offset e (e in (-L/2, L/2]): the largest message of each of the
+ * L/2 steps over both node parities and both directions, into out[].
+ * Mirrors tc_ap_phase() (alltoall_ar.c), ties included.
+ */
+static void ar_sizes(int L, const int32_t *b, int split, int swap, int64_t *out)
+{
+	int64_t s1[2][2] = { { 0 } }, launch[2][2][KD_MAX_JUMPS];
+	int h = L / 2, len = h + split, n2 = swap ? len - 1 - L / 4 : L / 4;
+
+	memset(launch, 0, sizeof(launch));
+	for (int par = 0; par < 2; par++) {
+		int prim = par ? -1 : 1;
+
+		for (int e = -h + 1; e <= h; e++) {
+			int64_t cnt = b[(e + L) % L], parts[2][2];
+			int np = 0;
+
+			if (!cnt || !e)
+				continue;
+			if (e == h) {
+				if (L % 4 == 0) {
+					/* split: the first, third, ... go primary */
+					parts[0][0] = prim * h;
+					parts[0][1] = split ? (cnt + 1) / 2 : cnt;
+					parts[1][0] = -prim * h;
+					parts[1][1] = split ? cnt / 2 : 0;
+					np = 2;
+				} else {
+					/* default direction gets the odd one out */
+					parts[0][0] = par ? h : -h;
+					parts[0][1] = (cnt + 1) / 2;
+					parts[1][0] = -parts[0][0];
+					parts[1][1] = cnt / 2;
+					np = 2;
+				}
+			} else {
+				parts[0][0] = e;
+				parts[0][1] = cnt;
+				np = 1;
+			}
+			for (int p = 0; p < np; p++) {
+				int64_t ee = parts[p][0], c = parts[p][1];
+				int holder = par, dir;
+
+				if (!c)
+					continue;
+				if (ee & 1) {
+					s1[par][ee > 0 ? 0 : 1] += c;
+					holder = 1 - par;
+					ee -= ee > 0 ? 1 : -1;
+					if (!ee)
+						continue;
+				}
+				dir = (ee > 0) == (holder == 0) ? 0 : 1; /* 0: holder's primary */
+				launch[holder][dir][(ee > 0 ? ee : -ee) / 2] += c;
+			}
+		}
+	}
+	for (int t = 0; t < len; t++)
+		out[t] = 0;
+	for (int par = 0; par < 2; par++) {
+		for (int dir = 0; dir < 2; dir++)
+			if (s1[par][dir] > out[0])
+				out[0] = s1[par][dir];
+		for (int dir = 0; dir < 2; dir++) {
+			int64_t tail = 0;
+
+			for (int j = h; j >= 1; j--) {
+				int t;
+
+				tail += launch[par][dir][j];
+				t = (dir == 0) != swap ? j : n2 + j;
+				if (t < len && tail > out[t])
+					out[t] = tail;
+			}
+		}
+	}
+}
+
+/*
+ * Lock-step cost of phase i from the bundles, with the best alignment of the
+ * shorter rings inside the phase (a ring of L nodes takes L/2 of the phase's
+ * max(N)/2 steps; it may start later so that its big first steps meet the
+ * busiest ring's big steps). The alignment is kept in g->start[i].
+ */
+static int64_t kd_phase_cost(struct kd *g, int i)
+{
+	int H = g->maxL / 2, nopt[TC_MAX_DIMS], opt[TC_MAX_DIMS][8], ncomb = 1;
+	int64_t best = -1;
+
+	/* Options per dimension: (swap, split, start), encoded o = (swap*2 + split) * KD_MAX_STEPS + start. */
+	for (int d = 0; d < g->k; d++) {
+		int h = g->sh->dims[d] / 2;
+
+		nopt[d] = 0;
+		for (int v = 0; v < 4; v++) {
+			int sp = v & 1, len = h + sp;
+
+			if (sp && (g->sh->dims[d] % 4 || len > H))
+				continue;
+			if (g->dirty[i][d])
+				ar_sizes(g->sh->dims[d], kd_bundle(g, i, d), sp, v >> 1, g->sz[i][d][v]);
+			opt[d][nopt[d]++] = v * KD_MAX_STEPS;
+			if (len < H)
+				opt[d][nopt[d]++] = v * KD_MAX_STEPS + H - len;
+		}
+		g->dirty[i][d] = 0;
+		ncomb *= nopt[d];
+	}
+	for (int comb = 0; comb < ncomb; comb++) {
+		int64_t cost = 0;
+		int x = comb, o[TC_MAX_DIMS];
+
+		for (int d = 0; d < g->k; d++) {
+			o[d] = opt[d][x % nopt[d]];
+			x /= nopt[d];
+		}
+		for (int t = 0; t < H; t++) {
+			int64_t m = 0;
+
+			for (int d = 0; d < g->k; d++) {
+				int v = o[d] / KD_MAX_STEPS, tt = t - o[d] % KD_MAX_STEPS;
+
+				if (tt >= 0 && tt < g->sh->dims[d] / 2 + (v & 1) && g->sz[i][d][v][tt] > m)
+					m = g->sz[i][d][v][tt];
+			}
+			cost += m;
+		}
+		if (best < 0 || cost < best) {
+			best = cost;
+			g->split[i] = 0;
+			g->swap[i] = 0;
+			for (int d = 0; d < g->k; d++) {
+				g->start[i][d] = o[d] % KD_MAX_STEPS;
+				g->split[i] |= (unsigned int)(o[d] / KD_MAX_STEPS & 1) << d;
+				g->swap[i] |= (unsigned int)(o[d] / KD_MAX_STEPS >> 1) << d;
+			}
+		}
+	}
+	return best;
+}
+
+static void kd_apply(struct kd *g, int o, int ord, int sign)
+{
+	const int *off = &g->off[(size_t)o * g->k];
+
+	for (int i = 0; i < g->k; i++) {
+		int d = g->order[ord][i];
+
+		if (off[d]) {
+			kd_bundle(g, i, d)[off[d]] += sign;
+			g->dirty[i][d] = 1;
+		}
+	}
+}
+
+static int64_t kd_total(struct kd *g)
+{
+	int64_t t = 0;
+
+	for (int i = 0; i < g->k; i++) {
+		int dirty = 0;
+
+		for (int d = 0; d < g->k; d++)
+			dirty |= g->dirty[i][d];
+		if (dirty)
+			g->phase_cost[i] = kd_phase_cost(g, i);
+		t += g->phase_cost[i];
+	}
+	return t;
+}
+
+static uint64_t kd_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * Simulated annealing from the greedy result: random single-offset moves,
+ * uphill ones accepted with probability exp(-delta/T); keeps the best.
+ */
+static void kd_anneal(struct kd *g, int64_t bound, int64_t cur, uint64_t *rng)
+{
+	uint16_t *best = malloc((size_t)g->noffs * sizeof(*best));
+	int64_t bestc = cur;
+	long budget = 30000 + 200L * g->noffs;
+	const double T0 = 1.5, T1 = 0.05;
+	double T = T0, decay;
+
+	decay = pow(T1 / T0, 1.0 / (double)budget);
+
+	if (!best)
+		return;
+	memcpy(best, g->choice, (size_t)g->noffs * sizeof(*best));
+	for (long it = 0; it < budget && bestc > bound; it++) {
+		int o = 1 + (int)(kd_rand(rng) % (uint64_t)(g->noffs - 1));
+		int old = g->choice[o], ord = (int)(kd_rand(rng) % (uint64_t)g->norders);
+		int64_t c;
+
+		if (ord == old)
+			continue;
+		kd_apply(g, o, old, -1);
+		kd_apply(g, o, ord, 1);
+		c = kd_total(g);
+		if (c <= cur || (double)(kd_rand(rng) % 1000000) / 1e6 < exp(-(double)(c - cur) / T)) {
+			g->choice[o] = (uint16_t)ord;
+			cur = c;
+			if (c < bestc) {
+				bestc = c;
+				memcpy(best, g->choice, (size_t)g->noffs * sizeof(*best));
+			}
+		} else {
+			kd_apply(g, o, ord, -1);
+			kd_apply(g, o, old, 1);
+		}
+		T *= decay;
+	}
+	/* Restore the best and its bundles. */
+	for (int o = 1; o < g->noffs; o++)
+		kd_apply(g, o, g->choice[o], -1);
+	memcpy(g->choice, best, (size_t)g->noffs * sizeof(*best));
+	for (int o = 1; o < g->noffs; o++)
+		kd_apply(g, o, g->choice[o], 1);
+	free(best);
+}
+
+/*
+ * Local search over the offsets' orders. Starts from orders rotating with the
+ * sum of the offset's coordinates, then moves one offset at a time to the
+ * order that lowers the lock-step cost most (random walk on plateaus), until
+ * the bound is reached or a pass budget is spent.
+ */
+static void kd_choose(struct kd *g, int64_t bound)
+{
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	int64_t cur;
+
+	for (int o = 0; o < g->noffs; o++) {
+		const int *off = &g->off[(size_t)o * g->k];
+		int sum = 0;
+
+		for (int d = 0; d < g->k; d++)
+			sum += off[d];
+		g->choice[o] = (uint16_t)(sum % g->norders);
+		kd_apply(g, o, g->choice[o], 1);
+	}
+	cur = kd_total(g);
+	for (int pass = 0; pass < 60 && cur > bound; pass++) {
+		int improved = 0;
+
+		for (int o = 1; o < g->noffs && cur > bound; o++) {
+			int best = g->choice[o], nbest = 1;
+			int64_t bestc = cur;
+
+			kd_apply(g, o, g->choice[o], -1);
+			for (int ord = 0; ord < g->norders; ord++) {
+				int64_t c;
+
+				if (ord == g->choice[o])
+					continue;
+				kd_apply(g, o, ord, 1);
+				c = kd_total(g);
+				kd_apply(g, o, ord, -1);
+				if (c < bestc) {
+					bestc = c;
+					best = ord;
+					nbest = 1;
+				} else if (c == bestc && !(kd_rand(&rng) % ++nbest)) {
+					best = ord;
+				}
+			}
+			if (bestc < cur)
+				improved = 1;
+			g->choice[o] = (uint16_t)best;
+			kd_apply(g, o, best, 1);
+			cur = bestc;
+		}
+		if (!improved)
+			break;
+	}
+	if (cur > bound)
+		kd_anneal(g, bound, cur, &rng);
+}
+
+static int kd_dim(void *arg, int node, int32_t a, int32_t b)
+{
+	const struct kd *g = arg;
+	const int *oc = tc_ap_coords(g->ap, a), *tc = tc_ap_coords(g->ap, b);
+	int idx = 0;
+
+	(void)node;
+	for (int d = 0; d < g->k; d++) {
+		int n = g->sh->dims[d], diff = tc[d] - oc[d];
+
+		idx = idx * n + (diff < 0 ? diff + n : diff);
+	}
+	return g->order[g->choice[idx]][g->phase];
+}
+
+static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	int stride[TC_MAX_DIMS] = { 0 };
+	struct kd g = { .sh = shape, .k = shape->ndims };
+	struct tc_sched *s = NULL;
+	struct tc_ap ap;
+	int64_t bound;
+	int err = -ENOMEM;
+
+	if (shape->ndims < 3 || shape->wrap_mask != (1u << shape->ndims) - 1) {
+		*why = "allport-kd: needs a torus of 3 or more dimensions; use ar, at2, opt2d or pad";
+		return -EOPNOTSUPP;
+	}
+	if (shape->one_port) {
+		*why = "allport-kd: all-port algorithm; use mt3/mtk on one-port tori";
+		return -EOPNOTSUPP;
+	}
+	for (int d = 0; d < shape->ndims; d++) {
+		if (shape->dims[d] % 2 || shape->dims[d] < 4) {
+			*why = "allport-kd: every side must be even and at least 4; use pad";
+			return -EOPNOTSUPP;
+		}
+		if (shape->dims[d] > g.maxL)
+			g.maxL = shape->dims[d];
+		stride[d] = 1;
+	}
+	/* Orders: the k rotations of (0, 1, ..., k-1) and of its reverse (all 6 when k = 3). */
+	g.norders = 2 * g.k;
+	for (int r = 0; r < g.k; r++)
+		for (int i = 0; i < g.k; i++) {
+			g.order[r][i] = (r + i) % g.k;
+			g.order[g.k + r][i] = (r + g.k - i) % g.k;
+		}
+	g.noffs = shape->nodes;
+	g.choice = calloc(g.noffs, sizeof(*g.choice));
+	g.off = malloc((size_t)g.noffs * g.k * sizeof(*g.off));
+	g.bundle = calloc((size_t)g.k * g.k * g.maxL, sizeof(*g.bundle));
+	g.phase_cost = calloc(g.k, sizeof(*g.phase_cost));
+	if (!g.choice || !g.off || !g.bundle || !g.phase_cost)
+		goto out;
+	for (int o = 0; o < g.noffs; o++)
+		tc_shape_coords(shape, o, &g.off[(size_t)o * g.k]);
+	bound = (int64_t)g.maxL * shape->nodes / 8;
+	kd_choose(&g, bound);
+	kd_total(&g); /* g.start for the chosen orders */
+	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "allport-kd",
+			 "000 Sec. III (AR) per dimension, k phases (000 Sec. VI future work; architecture.md)",
+			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
+	if (!s)
+		goto out;
+	/* As AT2 (000 Sec. IV-D): a rearrangement at the start of each phase. */
+	s->rearranged_blocks = (int64_t)g.k * shape->nodes;
+	err = tc_ap_init(&ap, s);
+	if (err)
+		goto out;
+	g.ap = &ap;
+	for (int o = 0; o < shape->nodes && !err; o++)
+		for (int t = 0; t < shape->nodes && !err; t++)
+			if (t != o)
+				err = tc_ap_hold(&ap, o, o, t);
+	for (g.phase = 0; g.phase < g.k && err >= 0; g.phase++)
+		err = tc_ap_phase(&ap, stride, g.start[g.phase], g.split[g.phase], g.swap[g.phase], kd_dim, &g);
+	if (err >= 0)
+		err = tc_ap_check_done(&ap);
+	tc_ap_free(&ap);
+out:
+	free(g.choice);
+	free(g.off);
+	free(g.bundle);
+	free(g.phase_cost);
+	return tc_sched_done(s, err, out, why, "allport-kd: internal error building the schedule");
+}
+
+const struct tc_algo tc_algo_allport_kd = {
+	.name = "allport-kd",
+	.coll = TC_COLL_ALLTOALL,
+	.summary = "all-port k-D torus, even sides: AR on every dimension's rings at once, k phases, orders by offset",
+	.build = build,
+};

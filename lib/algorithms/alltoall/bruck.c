@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Bruck's log-step complete exchange (Bruck, Ho, Kipnis, Upfal, Weathersby,
+ * "Efficient algorithms for all-to-all communications in multiport
+ * message-passing systems", IEEE TPDS 8(11), 1997, radix 2): the
+ * startup-optimal baseline the torus papers compare against (000 Sec. I, indirect
+ * message-combining algorithms).
+ *
+ * Rank r's block for rank d has index i = (d - r) mod P. In step k
+ * (0..ceil(log2 P)-1) every rank sends to rank + 2^k (mod P) one message with
+ * every block it holds whose index has bit k set; a block keeps its index, so
+ * after the steps of its set bits it has arrived at r + i = d. Ranks are
+ * row-major node numbers, so a step is a shift permutation of the nodes; its
+ * messages are routed dimension-ordered through intermediate routers
+ * (antipodal ties split, link order as in direct_common.c), share links, and
+ * a block does not move along a shortest path overall.
+ *
+ * Rearrangement, as Bruck et al. count it: the local rotation before the first
+ * step (P blocks), packing the blocks with bit k set before step k, and the
+ * inverse rotation after the last step (P blocks).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "algorithms/algos.h"
+#include "algorithms/engine/direct.h"
+
+/* The blocks x forwards in the step for bit dist: every index with that bit set. */
+static int bruck_blocks(struct tc_sched *s, const struct tc_dmsg *m, void *arg)
+{
+	const int p = s->shape.nodes, dist = *(const int *)arg, low = dist - 1;
+	int err;
+
+	/* x holds, for every index i, the block of origin x - (i & low) */
+	for (int i = 1; i < p; i++) {
+		int o;
+
+		if (!(i & dist))
+			continue;
+		o = (m->src - (i & low) + p) % p;
+		err = tc_sched_blk(s, o, (o + i) % p);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	const int p = shape->nodes;
+	struct tc_dmsg *m = NULL;
+	int64_t packed = 0;
+	struct tc_sched *s;
+	int err = -ENOMEM;
+
+	if (shape->ndims < 1 || shape->ndims > TC_MAX_DIMS || shape->nodes < 2) {
+		*why = "bruck: shape not initialised by tc_shape_init";
+		return -EINVAL;
+	}
+	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "bruck",
+			 "baseline: Bruck et al. 1997 radix-2 index algorithm, routed messages (000 Sec. I)",
+			 TC_CLAIM_PERMUTATION);
+	m = malloc(sizeof(*m) * p);
+	if (!s || !m)
+		goto err_free;
+	for (int dist = 1; dist < p; dist *= 2) {
+		for (int x = 0; x < p; x++)
+			tc_direct_msg(shape, &m[x], x, x, (x + dist) % p);
+		err = tc_direct_emit_step(s, m, p, bruck_blocks, &dist);
+		if (err < 0)
+			goto err_free;
+		for (int i = 1; i < p; i++)
+			packed += !!(i & dist);
+	}
+	s->rearranged_blocks = 2 * (int64_t)p + packed;
+err_free:
+	return tc_direct_done(s, m, err, out, why, "bruck: out of memory",
+			       "bruck: building the schedule failed");
+}
+
+const struct tc_algo tc_algo_bruck_a2a = {
+	.name = "bruck",
+	.coll = TC_COLL_ALLTOALL,
+	.summary = "baseline: Bruck's log-step exchange",
+	.build = build,
+};

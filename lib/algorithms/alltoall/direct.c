@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Direct exchange: every block goes in its own message straight to its
+ * destination, routed dimension-ordered along a shortest path through the
+ * intermediate routers (the wormhole model of 000 Sec. II; the baseline of
+ * 000 Sec. I, direct algorithms [3, 4], that the torus algorithms beat).
+ *
+ * All-port nodes: one step, every node posts its P-1 messages at once; the
+ * messages share links and the cost model serializes them (the busiest link,
+ * N1*P/8 blocks with the antipodal ties split, bounds the transmission from
+ * below; the link order of direct_common.c gets within about 3x of it).
+ * One-port nodes: a permutation per step, P-1 steps. Step t moves every node
+ * by the same offset vector g_t (coordinate-wise mod n_d, g_t running through
+ * every non-zero offset in row-major order), so every message of a step has
+ * the same route shape; on a mesh the "translation" wraps in node numbering
+ * only, the message itself takes the straight mesh path.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "algorithms/algos.h"
+#include "algorithms/engine/direct.h"
+
+/* Node r moved by offset g (coordinate-wise, mod n_d). */
+static int translate(const struct tc_shape *sh, int r, const int *g)
+{
+	int c[TC_MAX_DIMS];
+
+	tc_shape_coords(sh, r, c);
+	for (int d = 0; d < sh->ndims; d++)
+		c[d] += g[d];
+	return tc_shape_node(sh, c);
+}
+
+/*
+ * Messages listed offset by offset (every node's message for offset g, then
+ * the next g) before the colour sort: within a colour the links then serve
+ * whole translations in turn (16x16: 3678 -> 1535 blocks against node order).
+ */
+static int build_all_port(struct tc_sched *s, struct tc_dmsg *m)
+{
+	const struct tc_shape *sh = &s->shape;
+	int g[TC_MAX_DIMS];
+	size_t n = 0;
+
+	for (int t = 1; t < sh->nodes; t++) {
+		tc_shape_coords(sh, t, g);
+		for (int r = 0; r < sh->nodes; r++) {
+			tc_direct_msg(sh, &m[n], n, r, translate(sh, r, g));
+			n++;
+		}
+	}
+	return tc_direct_emit_step(s, m, n, tc_direct_one_block, NULL);
+}
+
+static int build_one_port(struct tc_sched *s, struct tc_dmsg *m)
+{
+	const struct tc_shape *sh = &s->shape;
+	int g[TC_MAX_DIMS];
+	int err;
+
+	for (int t = 1; t < sh->nodes; t++) {
+		tc_shape_coords(sh, t, g);
+		for (int r = 0; r < sh->nodes; r++)
+			tc_direct_msg(sh, &m[r], r, r, translate(sh, r, g));
+		err = tc_direct_emit_step(s, m, sh->nodes, tc_direct_one_block, NULL);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	struct tc_dmsg *m = NULL;
+	struct tc_sched *s;
+	int err = -ENOMEM;
+
+	if (shape->ndims < 1 || shape->ndims > TC_MAX_DIMS || shape->nodes < 2) {
+		*why = "direct: shape not initialised by tc_shape_init";
+		return -EINVAL;
+	}
+	if (shape->one_port)
+		s = tc_sched_new(shape, TC_COLL_ALLTOALL, "direct",
+				 "baseline: direct routed messages, one-port: one translation per step (000 Sec. I)",
+				 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
+	else
+		s = tc_sched_new(shape, TC_COLL_ALLTOALL, "direct",
+				 "baseline: direct routed messages, all-port: every block in one step (000 Sec. I)",
+				 TC_CLAIM_SHORTEST);
+	m = malloc(sizeof(*m) * (shape->one_port ? (size_t)shape->nodes : (size_t)shape->nodes * (shape->nodes - 1)));
+	if (!s || !m)
+		goto err_free;
+	err = shape->one_port ? build_one_port(s, m) : build_all_port(s, m);
+err_free:
+	return tc_direct_done(s, m, err, out, why, "direct: out of memory",
+			       "direct: building the schedule failed");
+}
+
+const struct tc_algo tc_algo_direct = {
+	.name = "direct",
+	.coll = TC_COLL_ALLTOALL,
+	.summary = "baseline: every block sent directly, routed dimension-ordered",
+	.build = build,
+};

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Shared by the direct exchanges and the routed baselines (alltoall_atape.c,
+ * alltoall_pairwise.c, alltoall_direct.c, alltoall_bruck.c,
+ * allgather_bruck.c): routes with split antipodal ties, and the order in
+ * which a step's routed messages are handed to the links.
+ */
+#ifndef TC_DIRECT_COMMON_H
+#define TC_DIRECT_COMMON_H
+
+#include "core/sched.h"
+
+/* One routed message of a step, before it is added to the schedule. */
+struct tc_dmsg {
+	int32_t src, dst;
+	int32_t colour, hops;
+	uint32_t seq;
+	int8_t route[TC_MAX_DIMS];
+};
+
+/*
+ * Shortest dimension-ordered route from src to dst; where both directions of
+ * an even ring are shortest (the antipode), a source with an even coordinate
+ * goes + and an odd one goes -.
+ */
+void tc_direct_route(const struct tc_shape *sh, int src, int dst, int8_t *route);
+
+/* Fill m (route, colour, hops, seq = index) for a message src -> dst. */
+void tc_direct_msg(const struct tc_shape *sh, struct tc_dmsg *m, uint32_t seq, int src, int dst);
+
+/* Adds the blocks of message m to the schedule's last message. */
+typedef int (*tc_direct_blocks_fn)(struct tc_sched *s, const struct tc_dmsg *m, void *arg);
+
+/* The alltoall block {src, dst} of a direct message (a tc_direct_blocks_fn). */
+int tc_direct_one_block(struct tc_sched *s, const struct tc_dmsg *m, void *arg);
+
+/*
+ * Open a new step and add the n messages (reordered in place, see
+ * direct_common.c), each with the blocks blocks() appends. 0 or -errno.
+ */
+int tc_direct_emit_step(struct tc_sched *s, struct tc_dmsg *m, size_t n, tc_direct_blocks_fn blocks, void *arg);
+
+/*
+ * The common end of a direct builder: frees the message array m, then
+ * tc_sched_done() (finish s when err >= 0; on failure *why = oom_why for
+ * -ENOMEM, else fail_why). Returns 0 or the negative errno.
+ */
+int tc_direct_done(struct tc_sched *s, struct tc_dmsg *m, int err, struct tc_sched **out, const char **why,
+		   const char *oom_why, const char *fail_why);
+
+#endif /* TC_DIRECT_COMMON_H */

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Communicators: creation from an attribute struct or the environment,
+ * queries, per-collective algorithm override and tc_coll_last().
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <time.h>
+#include <string.h>
+
+#include "api/api.h"
+
+
+static const char *const tc_coll_env[2] = {
+	[TC_ALLTOALL] = "TC_ALLTOALL_ALGO",
+	[TC_ALLGATHER] = "TC_ALLGATHER_ALGO",
+};
+
+/* The public collective ids are the library's own for the two they name. */
+_Static_assert((int)TC_ALLTOALL == (int)TC_COLL_ALLTOALL && (int)TC_ALLGATHER == (int)TC_COLL_ALLGATHER,
+	       "enum tc_coll_id and enum tc_coll differ");
+
+/* Parse a non-negative decimal that fits in int; -EINVAL otherwise. */
+static int tc_parse_uint(const char *var, const char *val, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || end == val || *end || val[0] == '-' || v > INT_MAX)
+		return tc_err(-EINVAL, "%s=%s: not a non-negative integer", var, val);
+	*out = v;
+	return 0;
+}
+
+/* Fill an attribute struct from TC_TRANSPORT, TC_FABRIC, TC_NODE, TC_TIMEOUT_MS. */
+static int tc_attr_from_env(struct tc_comm_attr *a)
+{
+	const char *v;
+	unsigned int u;
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	v = getenv("TC_TRANSPORT");
+	if (!v || !*v || !strcmp(v, "dev"))
+		a->transport = TC_TRANSPORT_DEV;
+	else if (!strcmp(v, "sim"))
+		a->transport = TC_TRANSPORT_SIM;
+	else if (!strcmp(v, "verbs"))
+		a->transport = TC_TRANSPORT_VERBS;
+	else
+		return tc_err(-EINVAL, "TC_TRANSPORT=%s: unknown transport (dev, sim or verbs)", v);
+
+	v = getenv("TC_FABRIC");
+	if (v && *v) {
+		ret = tc_parse_uint("TC_FABRIC", v, &a->fabric_id);
+		if (ret)
+			return ret;
+	}
+	v = getenv("TC_NODE");
+	if (v && *v) {
+		ret = tc_parse_uint("TC_NODE", v, &a->node);
+		if (ret)
+			return ret;
+	} else if (a->transport == TC_TRANSPORT_DEV) {
+		return tc_err(-EINVAL, "TC_NODE is not set: the dev transport needs the node index (rank)");
+	}
+	v = getenv("TC_TIMEOUT_MS");
+	if (v && *v) {
+		ret = tc_parse_uint("TC_TIMEOUT_MS", v, &u);
+		if (ret)
+			return ret;
+		a->timeout_ms = u;
+	}
+	if (a->transport == TC_TRANSPORT_SIM)
+		return tc_err(-EINVAL, "TC_TRANSPORT=sim: simulated communicators come from tc_sim_launch()");
+	return 0;
+}
+
+/* Check an attribute struct the way the driver checks ioctl structs. */
+static int tc_attr_check(const struct tc_comm_attr *attr)
+{
+	const unsigned char *tail;
+	size_t i;
+
+	if (attr->size < offsetofend(struct tc_comm_attr, sim))
+		return tc_err(-EINVAL, "tc_comm_attr.size %u is smaller than the %zu bytes required", attr->size,
+			      offsetofend(struct tc_comm_attr, sim));
+	tail = (const unsigned char *)attr;
+	for (i = sizeof(*attr); i < attr->size; i++)
+		if (tail[i])
+			return tc_err(-E2BIG, "tc_comm_attr.size %u: bytes past the %zu known are not zero", attr->size,
+				      sizeof(*attr));
+	if (attr->__reserved)
+		return tc_err(-EINVAL, "tc_comm_attr.__reserved must be 0");
+	if (attr->timeout_ms < 0)
+		return tc_err(-EINVAL, "tc_comm_attr.timeout_ms %d is negative", attr->timeout_ms);
+	return 0;
+}
+
+static int tc_set_override(struct tc_comm *comm, enum tc_coll_id coll, const char *name, const char *from)
+{
+	struct tc_coll_state *cs = &comm->coll[coll];
+	const struct tc_algo *algo;
+
+	if (!name || !*name || !strcmp(name, "auto")) {
+		cs->forced = NULL;
+		return 0;
+	}
+	algo = tc_algo_find((enum tc_coll)coll, name);
+	if (!algo)
+		return tc_err(-ENOENT, "%s%s%s: no %s algorithm of that name (torus-sched --list)", from ? from : "",
+			      from ? "=" : "", name, tc_coll_str((enum tc_coll)coll));
+	cs->forced = algo;
+	return 0;
+}
+
+TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
+{
+	struct tc_comm_attr env;
+	struct tc_comm *comm;
+	int ret, p;
+
+	if (!out)
+		return tc_err(-EINVAL, "tc_comm_create: comm pointer is NULL");
+	*out = NULL;
+	if (!attr) {
+		ret = tc_attr_from_env(&env);
+		if (ret)
+			return ret;
+		attr = &env;
+	}
+	ret = tc_attr_check(attr);
+	if (ret)
+		return ret;
+
+	comm = calloc(1, sizeof(*comm));
+	if (!comm)
+		return tc_err(-ENOMEM, "tc_comm_create: out of memory");
+	switch (attr->transport) {
+	case TC_TRANSPORT_DEV:
+		comm->tp.ops = &tc_transport_dev;
+		break;
+	case TC_TRANSPORT_SIM:
+		comm->tp.ops = &tc_transport_sim;
+		break;
+	case TC_TRANSPORT_VERBS:
+		ret = tc_err(-EOPNOTSUPP, "transport verbs: not built in this library yet");
+		goto err_free;
+	default:
+		ret = tc_err(-EINVAL, "tc_comm_attr.transport %u: unknown transport", attr->transport);
+		goto err_free;
+	}
+	comm->tp.fabric_id = attr->fabric_id;
+	comm->tp.timeout_ms = attr->timeout_ms;
+	if (!comm->tp.timeout_ms) {
+		const char *v = getenv("TC_TIMEOUT_MS");
+		unsigned int u = 0;
+
+		if (v && *v) {
+			ret = tc_parse_uint("TC_TIMEOUT_MS", v, &u);
+			if (ret)
+				goto err_free;
+		}
+		comm->tp.timeout_ms = u ? (int)u : TC_DEFAULT_TIMEOUT_MS;
+	}
+	for (int c = 0; c < 2; c++) {
+		ret = tc_set_override(comm, c, getenv(tc_coll_env[c]), tc_coll_env[c]);
+		if (ret)
+			goto err_free;
+	}
+
+	ret = comm->tp.ops->open(&comm->tp, attr);
+	if (ret)
+		goto err_free;
+	tc_shape_coords(&comm->tp.shape, comm->tp.rank, comm->coords);
+	for (p = 0; p < 2 * TC_MAX_DIMS; p++)
+		comm->neighbors[p] = p < 2 * comm->tp.shape.ndims ? tc_shape_neighbor(&comm->tp.shape, comm->tp.rank, p) : -1;
+	*out = comm;
+	return 0;
+
+err_free:
+	free(comm);
+	return ret;
+}
+
+TC_EXPORT void tc_comm_destroy(tc_comm_t *comm)
+{
+	if (!comm)
+		return;
+	tc_colls_free(comm); /* waits for queued collectives */
+	tc_exec_free_plans(comm);
+	comm->tp.ops->close(&comm->tp);
+	free(comm);
+}
+
+TC_EXPORT int tc_comm_rank(const tc_comm_t *comm)
+{
+	return comm ? comm->tp.rank : tc_err(-EINVAL, "tc_comm_rank: comm is NULL");
+}
+
+TC_EXPORT int tc_comm_size(const tc_comm_t *comm)
+{
+	return comm ? comm->tp.shape.nodes : tc_err(-EINVAL, "tc_comm_size: comm is NULL");
+}
+
+TC_EXPORT int tc_comm_ndims(const tc_comm_t *comm)
+{
+	return comm ? comm->tp.shape.ndims : tc_err(-EINVAL, "tc_comm_ndims: comm is NULL");
+}
+
+TC_EXPORT int tc_comm_dims(const tc_comm_t *comm, int *dims, unsigned int *wrap_mask)
+{
+	if (!comm)
+		return tc_err(-EINVAL, "tc_comm_dims: comm is NULL");
+	if (dims)
+		for (int d = 0; d < TC_MAX_DIMS; d++)
+			dims[d] = d < comm->tp.shape.ndims ? comm->tp.shape.dims[d] : 0;
+	if (wrap_mask)
+		*wrap_mask = comm->tp.shape.wrap_mask;
+	return comm->tp.shape.ndims;
+}
+
+TC_EXPORT int tc_comm_port_model(const tc_comm_t *comm)
+{
+	if (!comm)
+		return tc_err(-EINVAL, "tc_comm_port_model: comm is NULL");
+	return comm->tp.shape.one_port ? TC_ONE_PORT : TC_ALL_PORT;
+}
+
+TC_EXPORT int tc_comm_coords(const tc_comm_t *comm, int *coords)
+{
+	if (!comm || !coords)
+		return tc_err(-EINVAL, "tc_comm_coords: NULL argument");
+	for (int d = 0; d < TC_MAX_DIMS; d++)
+		coords[d] = d < comm->tp.shape.ndims ? comm->coords[d] : 0;
+	return 0;
+}
+
+TC_EXPORT int tc_comm_neighbors(const tc_comm_t *comm, int *neighbors)
+{
+	if (!comm || !neighbors)
+		return tc_err(-EINVAL, "tc_comm_neighbors: NULL argument");
+	memcpy(neighbors, comm->neighbors, sizeof(comm->neighbors));
+	return 0;
+}
+
+TC_EXPORT const char *tc_comm_transport_name(const tc_comm_t *comm)
+{
+	return comm ? comm->tp.ops->name : "none";
+}
+
+TC_EXPORT int tc_comm_set_algo(tc_comm_t *comm, enum tc_coll_id coll, const char *name)
+{
+	if (!comm)
+		return tc_err(-EINVAL, "tc_comm_set_algo: comm is NULL");
+	if ((unsigned int)coll > TC_ALLGATHER)
+		return tc_err(-EINVAL, "tc_comm_set_algo: collective %d unknown", (int)coll);
+	return tc_set_override(comm, coll, name, NULL);
+}
+
+int __tc_comm_force_algo(tc_comm_t *comm, enum tc_coll_id coll, const struct tc_algo *algo)
+{
+	if (!comm || (unsigned int)coll > TC_ALLGATHER)
+		return tc_err(-EINVAL, "__tc_comm_force_algo: bad argument");
+	if (algo && algo->coll != (enum tc_coll)coll)
+		return tc_err(-EINVAL, "__tc_comm_force_algo: %s is not a %s algorithm", algo->name, tc_coll_str((enum tc_coll)coll));
+	comm->coll[coll].forced = algo;
+	return 0;
+}
+
+TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_info *info)
+{
+	const struct tc_coll_state *cs;
+	struct tc_coll_info full;
+	uint32_t size;
+
+	if (!comm || !info)
+		return tc_err(-EINVAL, "tc_coll_last: NULL argument");
+	if ((unsigned int)coll > TC_ALLGATHER)
+		return tc_err(-EINVAL, "tc_coll_last: collective %d unknown", (int)coll);
+	size = info->size;
+	if (size < offsetofend(struct tc_coll_info, block_bytes))
+		return tc_err(-EINVAL, "tc_coll_info.size %u is smaller than %zu", size,
+			      offsetofend(struct tc_coll_info, block_bytes));
+	cs = &comm->coll[coll];
+	if (!cs->have_last)
+		return tc_err(-ENODATA, "tc_coll_last: no %s has run on this communicator", tc_coll_str((enum tc_coll)coll));
+	full = cs->last;
+	{
+		struct tc_cost c;
+
+		if (!tc_exec_cost(cs->last_sched, &c)) {
+			full.steps = c.steps;
+			full.transmission_blocks = c.transmission_blocks;
+			full.lower_bound_blocks = c.lower_bound_blocks;
+		} else {
+			full.steps = cs->last_sched->nsteps;
+		}
+	}
+	full.size = size < sizeof(full) ? size : sizeof(full);
+	memcpy(info, &full, full.size);
+	if (size > sizeof(full))
+		memset((char *)info + sizeof(full), 0, size - sizeof(full));
+	return 0;
+}

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Small helpers every layer shares: growable arrays, deadlines, alignment. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "base/base.h"
+
+int tc_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t min_cap)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? (size_t)*cap * 2 : (min_cap ? min_cap : 16);
+	if (ncap < need)
+		ncap = need;
+	if (ncap > UINT32_MAX)
+		ncap = UINT32_MAX;
+	if (ncap < need || ncap > SIZE_MAX / elem)
+		return -ENOMEM;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = (uint32_t)ncap;
+	return 0;
+}
+
+void tc_deadline(struct timespec *ts, int timeout_ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += timeout_ms / 1000;
+	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+long tc_ms_left(const struct timespec *ts)
+{
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (ts->tv_sec - now.tv_sec) * 1000L + (ts->tv_nsec - now.tv_nsec) / 1000000L;
+	return ms > 0 ? ms : 0;
+}
+
+size_t tc_align(size_t x)
+{
+	return (x + 63) & ~(size_t)63;
+}

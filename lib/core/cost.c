@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Cost model: the papers' accounting of startups, transmission and
+ * rearrangement, evaluated on a schedule.
+ *
+ * Critical path (Lemma 3 of the all-port paper: a phase lasts as long as its
+ * slowest ring; rings do not wait for each other). Let done(n, s) be the time
+ * node n has finished its steps 0..s (everything it sent and received), with
+ * done(n, -1) = 0. A message of step s from src to dst starts at
+ *     start = max(done(src, s-1), done(dst, s-1), free(l) for every link l of its route)
+ * and ends at start + dur; it holds every link of its dimension-ordered route
+ * for its whole duration (wormhole), so free(l) = end afterwards. Links serve
+ * messages in step order (within a step, in message order). Then
+ *     done(n, s) = max(done(n, s-1), end of every step-s message of n).
+ * The schedule's cost is max over n of done(n, last step). Three durations:
+ *   transmission_blocks  dur = b, the message's blocks (a packet of an
+ *                        allgather split into npackets counts 1/npackets);
+ *   steps (startups)     dur = 1 per message;
+ *   time_us              dur = ts + b*m*tw, plus rho*m*rearranged_blocks.
+ * lockstep_blocks is the sum over global steps of the largest message: what
+ * a machine that synchronises all nodes at each step would pay.
+ *
+ * Lower bounds (lower_bound_blocks), in block units, for transmission:
+ *
+ *  Alltoall, cut argument. Cut dimension d of size n into two halves A (the
+ *  first floor(n/2) coordinates) and B; each half holds (P/n)*its coordinate
+ *  count of nodes. Every block from A to B must cross the cut from A to B:
+ *  |A|*|B| = floor(n^2/4)*(P/n)^2 blocks. Directed links from A into B:
+ *  on a wrapping dimension two cross sections of P/n links each (the middle
+ *  and the wrap-around; for n = 2 the + and - links of each pair), 2P/n;
+ *  on a mesh dimension one cross section, P/n. A link carries one block per
+ *  unit, so
+ *      torus dim:  P*floor(n^2/4) / (2n)      (even n = N1: P*N1/8, Lemma 1)
+ *      mesh dim:   P*floor(n^2/4) / n
+ *  On a torus the same value follows from Lemma 1's counting: each block
+ *  covers its ring distance in each dimension, the ring distances from one
+ *  node sum to floor(n^2/4), so dimension d carries P*(P/n)*floor(n^2/4)
+ *  block-hops over its 2P directed links. The bound is the maximum over
+ *  dimensions, rounded up (an alltoall's transmission is a whole number of
+ *  blocks). It is also at least the single-node cut: a node receives P-1
+ *  blocks through at most 2k links ((P-1)/(2k)), or, one-port, one message
+ *  at a time (P-1).
+ *
+ *  Allgather, the same cut argument for broadcast: every block whose origin
+ *  is outside a node set S must enter S at least once (one copy suffices,
+ *  then it is copied inside S). With S the smaller half of dimension d
+ *  (floor(n/2) coordinates), ceil(n/2)*P/n origins lie outside and their
+ *  blocks enter S through 2P/n (torus) or P/n (mesh) links: at least
+ *  ceil(n/2)/2 or ceil(n/2) units. With S one node of
+ *  least in-degree g (2 per wrapping dimension, 1 per mesh dimension at a
+ *  corner), N-1 blocks enter through g links: (N-1)/g, which dominates for
+ *  every shape with more than a few nodes; one-port, N-1. The bound is the
+ *  maximum of both, rounded up. lower_bound_steps is the same single-node
+ *  bound, ceil((N-1)/g) (= ceil((N-1)/(2k)) on all-port tori), or N-1
+ *  one-port: the steps needed when every message carries one block.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cost.h"
+
+static double ceil_eps(double x)
+{
+	return ceil(x - 1e-9);
+}
+
+static int in_degree_min(const struct tc_shape *sh)
+{
+	int g = 0;
+
+	for (int d = 0; d < sh->ndims; d++)
+		g += (sh->wrap_mask & (1u << d)) ? 2 : 1;
+	return g;
+}
+
+double tc_lower_bound_blocks(const struct tc_shape *sh, enum tc_coll coll)
+{
+	const double P = sh->nodes;
+	double best = 0;
+
+	if (coll == TC_COLL_ALLTOALL) {
+		for (int d = 0; d < sh->ndims; d++) {
+			double n = sh->dims[d];
+			double q = floor(n * n / 4);
+			double b = (sh->wrap_mask & (1u << d)) ? P * q / (2 * n) : P * q / n;
+
+			if (b > best)
+				best = b;
+		}
+		if (sh->one_port) {
+			if (P - 1 > best)
+				best = P - 1;
+		} else if ((P - 1) / (2 * sh->ndims) > best) {
+			best = (P - 1) / (2 * sh->ndims);
+		}
+		return ceil_eps(best);
+	}
+	if (coll == TC_COLL_ALLGATHER) {
+		for (int d = 0; d < sh->ndims; d++) {
+			int n = sh->dims[d];
+			double b = (sh->wrap_mask & (1u << d)) ? ((n + 1) / 2) / 2.0 : (n + 1) / 2;
+
+			if (b > best)
+				best = b;
+		}
+		if (sh->one_port) {
+			if (P - 1 > best)
+				best = P - 1;
+		} else if ((P - 1) / in_degree_min(sh) > best) {
+			best = (P - 1) / in_degree_min(sh);
+		}
+		return ceil_eps(best);
+	}
+	return 0;
+}
+
+static double lower_bound_steps(const struct tc_shape *sh, enum tc_coll coll)
+{
+	if (coll != TC_COLL_ALLGATHER)
+		return 0;
+	if (sh->one_port)
+		return sh->nodes - 1;
+	return ceil_eps((double)(sh->nodes - 1) / in_degree_min(sh));
+}
+
+/*
+ * The critical-path evaluations run side by side, one column each:
+ * 0 blocks, 1 startups, 2.. the time for each block size.
+ */
+#define TC_COST_MAX_SIZES 32
+
+struct tc_cost_state {
+	struct tc_shape shape;
+	enum tc_coll coll;
+	const char *algo;
+	double np;			/* packets per block of an allgather */
+	struct tc_cost_params p;
+	size_t sizes[TC_COST_MAX_SIZES];
+	int nsizes, ncp;
+	double *done, *next;		/* per node and column */
+	double *lfree;			/* per link and column: when it is free */
+	int64_t *lblk;			/* per link: blocks carried */
+	double *dur_end;		/* per message of the step and column: its end */
+	size_t dur_cap;			/* messages dur_end has room for */
+	double lockstep_blocks;
+};
+
+static void cost_free(struct tc_cost_state *c)
+{
+	if (!c)
+		return;
+	free(c->done);
+	free(c->next);
+	free(c->lfree);
+	free(c->lblk);
+	free(c->dur_end);
+	free(c);
+}
+
+int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		  struct tc_cost_state **out)
+{
+	struct tc_cost_state *c;
+	size_t N, nlinks;
+
+	*out = NULL;
+	if (nsizes < 0 || nsizes > TC_COST_MAX_SIZES)
+		return tc_err(-EINVAL, "%s: tc_cost_eval: %d sizes (at most %d)", s->algo, nsizes,
+					  TC_COST_MAX_SIZES);
+	if (nsizes && (!p || !sizes))
+		return tc_err(-EINVAL, "%s: tc_cost_eval: sizes without parameters", s->algo);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return tc_err(-ENOMEM, "%s: tc_cost_eval: out of memory", s->algo);
+	c->shape = s->shape;
+	c->coll = s->coll;
+	c->algo = s->algo;
+	c->np = s->npackets > 0 ? s->npackets : 1;
+	if (p)
+		c->p = *p;
+	for (int k = 0; k < nsizes; k++)
+		c->sizes[k] = sizes[k];
+	c->nsizes = nsizes;
+	c->ncp = 2 + nsizes;
+	N = s->shape.nodes;
+	nlinks = N * 2 * s->shape.ndims;
+	c->done = calloc(N * c->ncp, sizeof(*c->done));
+	c->next = calloc(N * c->ncp, sizeof(*c->next));
+	c->lfree = calloc(nlinks * c->ncp, sizeof(*c->lfree));
+	c->lblk = calloc(nlinks, sizeof(*c->lblk));
+	if (!c->done || !c->next || !c->lfree || !c->lblk) {
+		cost_free(c);
+		return tc_err(-ENOMEM, "%s: tc_cost_eval: out of memory", s->algo);
+	}
+	*out = c;
+	return 0;
+}
+
+int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
+{
+	const int NCP = c->ncp;
+	const double np = c->np;
+	double dur[2 + TC_COST_MAX_SIZES], biggest = 0;
+	uint32_t links[TC_MAX_DIMS * 128];
+
+	if (sv->nmsgs > c->dur_cap) {
+		size_t cap = c->dur_cap ? c->dur_cap : 64;
+		double *p;
+
+		while (cap < sv->nmsgs)
+			cap *= 2;
+		p = realloc(c->dur_end, cap * NCP * sizeof(*p));
+		if (!p)
+			return tc_err(-ENOMEM, "%s: tc_cost_eval: out of memory", c->algo);
+		c->dur_end = p;
+		c->dur_cap = cap;
+	}
+	for (uint32_t i = 0; i < sv->nmsgs; i++) {
+		const struct tc_msg *msg = &sv->msgs[i];
+		const double b = msg->nblk / np;
+		double *end = &c->dur_end[(size_t)i * NCP];
+		const double *ds = &c->done[msg->src * NCP], *dd = &c->done[msg->dst * NCP];
+		int nl = tc_msg_links(&c->shape, msg, links);
+
+		dur[0] = b;
+		dur[1] = 1;
+		for (int k = 0; k < c->nsizes; k++)
+			dur[2 + k] = c->p.ts_us + b * (double)c->sizes[k] * c->p.tw_us_per_byte;
+		if (b > biggest)
+			biggest = b;
+		for (int k = 0; k < NCP; k++)
+			end[k] = ds[k] > dd[k] ? ds[k] : dd[k];
+		for (int l = 0; l < nl; l++) {
+			const double *lf = &c->lfree[(size_t)links[l] * NCP];
+
+			for (int k = 0; k < NCP; k++)
+				if (lf[k] > end[k])
+					end[k] = lf[k];
+		}
+		for (int k = 0; k < NCP; k++)
+			end[k] += dur[k];
+		for (int l = 0; l < nl; l++) {
+			memcpy(&c->lfree[(size_t)links[l] * NCP], end, NCP * sizeof(*end));
+			c->lblk[links[l]] += msg->nblk;
+		}
+	}
+	c->lockstep_blocks += biggest;
+	/* done(n, s) = max(done(n, s-1), ends of n's step-s messages) */
+	for (uint32_t i = 0; i < sv->nmsgs; i++) {
+		const struct tc_msg *msg = &sv->msgs[i];
+		const double *end = &c->dur_end[(size_t)i * NCP];
+
+		for (int k = 0; k < NCP; k++) {
+			if (end[k] > c->next[msg->src * NCP + k])
+				c->next[msg->src * NCP + k] = end[k];
+			if (end[k] > c->next[msg->dst * NCP + k])
+				c->next[msg->dst * NCP + k] = end[k];
+		}
+	}
+	for (uint32_t i = 0; i < sv->nmsgs; i++) {
+		const struct tc_msg *msg = &sv->msgs[i];
+
+		for (int k = 0; k < NCP; k++) {
+			if (c->next[msg->src * NCP + k] > c->done[msg->src * NCP + k])
+				c->done[msg->src * NCP + k] = c->next[msg->src * NCP + k];
+			if (c->next[msg->dst * NCP + k] > c->done[msg->dst * NCP + k])
+				c->done[msg->dst * NCP + k] = c->next[msg->dst * NCP + k];
+		}
+	}
+	return 0;
+}
+
+int tc_cost_end(struct tc_cost_state *c, const struct tc_sched *s, double *time_us, struct tc_cost *out)
+{
+	const size_t N = c->shape.nodes, nlinks = N * 2 * c->shape.ndims;
+	const int NCP = c->ncp;
+	double tcp[2 + TC_COST_MAX_SIZES] = { 0 };
+
+	if (!out || !s) {
+		cost_free(c);
+		return out ? tc_err(-EINVAL, "tc_cost_end: no schedule") : 0;
+	}
+	memset(out, 0, sizeof(*out));
+	for (size_t n = 0; n < N; n++)
+		for (int k = 0; k < NCP; k++)
+			if (c->done[n * NCP + k] > tcp[k])
+				tcp[k] = c->done[n * NCP + k];
+	for (size_t l = 0; l < nlinks; l++)
+		if (c->lblk[l] > out->max_link_blocks)
+			out->max_link_blocks = c->lblk[l];
+
+	out->lockstep_blocks = c->lockstep_blocks;
+	out->transmission_blocks = tcp[0];
+	out->steps = (uint32_t)llround(tcp[1]);
+	out->rearranged_blocks = s->rearranged_blocks;
+	out->lower_bound_blocks = tc_lower_bound_blocks(&c->shape, c->coll);
+	out->ratio = out->lower_bound_blocks > 0 ? out->transmission_blocks / out->lower_bound_blocks : 0;
+	out->lower_bound_steps = lower_bound_steps(&c->shape, c->coll);
+	for (int k = 0; k < c->nsizes; k++)
+		time_us[k] = tcp[2 + k] + c->p.rho_us_per_byte * (double)c->sizes[k] * (double)s->rearranged_blocks;
+	cost_free(c);
+	return 0;
+}
+
+static int cost_dp(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		   double *time_us, struct tc_cost *out)
+{
+	struct tc_cost_state *c;
+	struct tc_step_view sv;
+	int err;
+
+	if (!s->step_first)
+		return tc_err(-EINVAL, "%s: tc_cost_eval: schedule not finished", s->algo);
+	err = tc_cost_begin(s, p, sizes, nsizes, &c);
+	for (uint32_t st = 0; !err && st < s->nsteps; st++) {
+		tc_sched_step_view(s, st, &sv);
+		err = tc_cost_step(c, &sv);
+	}
+	if (err) {
+		if (c)
+			tc_cost_end(c, NULL, NULL, NULL);
+		return err;
+	}
+	return tc_cost_end(c, s, time_us, out);
+}
+
+int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struct tc_cost *out)
+{
+	double t = 0;
+	int err;
+
+	err = cost_dp(s, p, p ? &p->block_bytes : NULL, p ? 1 : 0, &t, out);
+	if (!err)
+		out->time_us = t;
+	return err;
+}
+
+int tc_cost_eval_sizes(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		       double *time_us, struct tc_cost *out)
+{
+	if (!p || !sizes || !time_us)
+		return tc_err(-EINVAL, "tc_cost_eval_sizes: NULL parameters");
+	return cost_dp(s, p, sizes, nsizes, time_us, out);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef TC_COST_H
+#define TC_COST_H
+
+#include "core/sched.h"
+
+/* Cost model (lib/cost.c) */
+struct tc_cost_params {
+	double ts_us, tw_us_per_byte, rho_us_per_byte;
+	size_t block_bytes; /* m */
+};
+struct tc_cost {
+	uint32_t steps;		    /* startups on the longest chain */
+	double transmission_blocks; /* critical path in blocks (packets count 1/npackets) */
+	double lockstep_blocks;	    /* sum over steps of the largest message */
+	int64_t max_link_blocks;
+	int64_t rearranged_blocks;
+	double lower_bound_blocks;  /* 0 when no bound is known for the collective */
+	double ratio;		    /* transmission_blocks / lower_bound_blocks */
+	double lower_bound_steps;   /* allgather: ceil((N-1)/(2k)) on all-port tori */
+	double time_us;		    /* with params: critical path of ts + b*m*tw, plus rho*m*rearranged */
+};
+int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struct tc_cost *out);
+/* The same for several block sizes in one pass (p->block_bytes ignored):
+ * time_us[k] for sizes[k], k < nsizes <= 32; out->time_us is 0. */
+int tc_cost_eval_sizes(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		       double *time_us, struct tc_cost *out);
+/*
+ * The cost model one step at a time; tc_cost_eval() and tc_cost_eval_sizes()
+ * are begin, a step per step, end. begin reads s's shape, coll and npackets
+ * (p and sizes as tc_cost_eval_sizes; p may be NULL with nsizes 0); end
+ * takes rearranged_blocks from s (the finished schedule, or the shell a
+ * streamed build returns), fills time_us[k] and *out as
+ * tc_cost_eval_sizes does, and frees the state. With out NULL, end only frees.
+ */
+struct tc_cost_state;
+int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		  struct tc_cost_state **out);
+int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *st);
+int tc_cost_end(struct tc_cost_state *c, const struct tc_sched *s, double *time_us, struct tc_cost *out);
+double tc_lower_bound_blocks(const struct tc_shape *shape, enum tc_coll coll);
+
+#endif /* TC_COST_H */

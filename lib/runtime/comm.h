@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The runtime layer: the communicator (its transport handle, what the
+ * executor caches in it) and the executors every collective runs on.
+ */
+#ifndef TC_COMM_H
+#define TC_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "toruscoll.h"
+#include "base/base.h"
+#include "core/cost.h"
+#include "select/select.h"
+#include "transport/transport.h"
+
+#define TC_DEFAULT_TIMEOUT_MS 10000
+/* Plans kept per communicator (one per schedule and block size). */
+#define TC_PLAN_CACHE 8
+
+struct tc_plan;
+struct tc_colls;
+
+/* What the last call of one collective ran (tc_coll_last). */
+struct tc_coll_state {
+	const struct tc_algo *forced; /* NULL = the library's choice */
+	int have_last;
+	struct tc_coll_info last; /* last.why: why the forced algorithm did not run */
+	const struct tc_sched *last_sched; /* its cost is priced when tc_coll_last asks */
+};
+
+struct tc_comm {
+	struct tc_tp tp;	/* the transport: ops, shape, rank, limits, timeout */
+	int coords[TC_MAX_DIMS];
+	int neighbors[2 * TC_MAX_DIMS];
+	int broken;		/* a collective failed mid-way: transfers may still be posted */
+	char broken_why[160];
+
+	struct tc_coll_state coll[2]; /* by enum tc_coll_id */
+
+	struct tc_plan *plans[TC_PLAN_CACHE];
+	unsigned int plan_clock;
+
+	uint32_t coll_seq;	/* line collectives run (their tags); touched only by the executing thread */
+	struct tc_colls *colls; /* api/request.c: the nonblocking queue; NULL until first used */
+};
+
+/* step.c: the one post/wait/fail path of every collective. */
+/* -EIO with the first failure's reason if an earlier call broke comm. */
+int tc_comm_usable(const struct tc_comm *comm, const char *name);
+/* The transport buffer, at least bytes (tc_err names name on failure). */
+int tc_comm_buffer(struct tc_comm *comm, const char *name, size_t bytes, char **base);
+/* Mark comm broken with tc_last_error() as the reason; returns ret. */
+int tc_comm_fail(struct tc_comm *comm, int ret);
+/* Post n transfers as one submission and wait for their n completions. On
+ * failure tc_last_error() names name, what, the step, the port and the peer,
+ * and comm is broken. */
+int tc_step_exec(struct tc_comm *comm, const char *name, const char *what, unsigned int step,
+		 const struct tc_xfer *x, unsigned int n);
+
+/* exec.c: the schedule executor (alltoall, allgather). */
+void tc_exec_free_plans(struct tc_comm *comm);
+/* The cost model's figures for a schedule, priced once per process. */
+int tc_exec_cost(const struct tc_sched *s, struct tc_cost *out);
+/* Run one tc_alltoall/tc_allgather (validated by the caller) on the calling thread. */
+int tc_exec_coll(struct tc_comm *comm, enum tc_coll_id id, const void *sendbuf, void *recvbuf, size_t m);
+
+#endif /* TC_COMM_H */

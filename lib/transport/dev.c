@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The device transport: one node of a torus.ko fabric, /dev/torus<F>n<N>.
+ *
+ * open: handshake (ABI version, the ioctls we need), node query (shape,
+ * coordinates, neighbours), mmap of the node's buffer matrix, which is the
+ * transport buffer. post: the whole batch in one TORUS_IOC_POST, sends with
+ * an explicit route (TORUS_SEND_ROUTE). wait: TORUS_IOC_CQ_WAIT until the
+ * wanted number of completions arrived; a completion with a non-zero status
+ * fails the wait with that status. Every posted descriptor carries its index
+ * in a table of outstanding transfers as user_data, so a timeout can say
+ * which port and peer never completed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uapi/torus.h>
+
+#include "transport/transport.h"
+
+_Static_assert(sizeof(struct tc_seg) == sizeof(struct torus_seg), "tc_seg must match torus_seg");
+_Static_assert(offsetof(struct tc_seg, offset) == offsetof(struct torus_seg, offset), "tc_seg.offset");
+_Static_assert(offsetof(struct tc_seg, length) == offsetof(struct torus_seg, length), "tc_seg.length");
+_Static_assert(TC_MAX_DIMS == TORUS_MAX_DIMS, "dimension limits differ");
+
+#define TC_DEV_NEED_IOCTLS                                                                                   \
+	((1ull << (TORUS_CMD_NODE_QUERY - TORUS_CMD_BASE)) | (1ull << (TORUS_CMD_POST - TORUS_CMD_BASE)) | \
+	 (1ull << (TORUS_CMD_CQ_WAIT - TORUS_CMD_BASE)))
+
+struct tc_dev_out {
+	uint8_t op, port, done;
+	uint8_t refused; /* a send the destination refused at least once */
+	int32_t peer;
+	uint64_t tag;
+	struct torus_desc desc; /* as posted, to post a refused send again */
+};
+
+struct tc_dev {
+	int fd;
+	void *matrix;
+	size_t matrix_bytes;
+	uint32_t max_segs, max_batch;
+	struct torus_desc *descs; /* max_batch */
+	struct torus_cqe *cqes;	  /* cap */
+	struct tc_dev_out *out;	  /* outstanding transfers, indexed by user_data */
+	uint32_t cap, nout, ndone, nreaped;
+};
+
+static struct tc_dev *to_dev(struct tc_tp *tp)
+{
+	return tp->priv;
+}
+
+static int tc_dev_grow(struct tc_dev *dev, uint32_t need)
+{
+	struct torus_cqe *c;
+	struct tc_dev_out *o;
+	uint32_t cap = dev->cap ? dev->cap : 64;
+
+	if (need <= dev->cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	c = realloc(dev->cqes, cap * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	dev->cqes = c;
+	o = realloc(dev->out, cap * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	dev->out = o;
+	dev->cap = cap;
+	return 0;
+}
+
+static int tc_dev_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
+{
+	struct torus_handshake hs = { .size = sizeof(hs) };
+	struct torus_node_query q = { .size = sizeof(q) };
+	char path[64];
+	struct tc_dev *dev;
+	int dims[TC_MAX_DIMS];
+	int ret;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return tc_err(-ENOMEM, "transport dev: out of memory");
+	snprintf(path, sizeof(path), "/dev/" TORUS_NODE_FMT, attr->fabric_id, attr->node);
+	dev->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (dev->fd < 0) {
+		ret = -errno;
+		tc_err(ret, "transport dev: open %s: %s%s", path, tc_strerror(ret),
+		       ret == -ENOENT ? " (is torus.ko loaded and the fabric created?)" : "");
+		goto err_free;
+	}
+	if (ioctl(dev->fd, TORUS_IOC_HANDSHAKE, &hs) < 0) {
+		ret = -errno;
+		tc_err(ret, "transport dev: %s: handshake failed: %s", path, tc_strerror(ret));
+		goto err_close;
+	}
+	if (hs.abi_version != TORUS_ABI_VERSION) {
+		ret = tc_err(-EPROTO, "transport dev: %s speaks ABI %u, this library ABI %u", path, hs.abi_version,
+			     TORUS_ABI_VERSION);
+		goto err_close;
+	}
+	if ((hs.ioctls & TC_DEV_NEED_IOCTLS) != TC_DEV_NEED_IOCTLS || !(hs.features & TORUS_FEAT_ROUTE)) {
+		ret = tc_err(-EOPNOTSUPP, "transport dev: %s lacks node query, post, cq wait or explicit routes", path);
+		goto err_close;
+	}
+	dev->max_segs = hs.max_segs ? hs.max_segs : 1;
+	dev->max_batch = hs.max_batch ? hs.max_batch : 1;
+	tp->max_segs = dev->max_segs;
+	if (ioctl(dev->fd, TORUS_IOC_NODE_QUERY, &q) < 0) {
+		ret = -errno;
+		tc_err(ret, "transport dev: %s: node query failed: %s", path, tc_strerror(ret));
+		goto err_close;
+	}
+	if (q.ndims < 1 || q.ndims > TC_MAX_DIMS) {
+		ret = tc_err(-EPROTO, "transport dev: %s reports %u dimensions", path, q.ndims);
+		goto err_close;
+	}
+	for (unsigned int d = 0; d < q.ndims; d++)
+		dims[d] = q.dims[d];
+	ret = tc_shape_init(&tp->shape, q.ndims, dims, q.wrap_mask, !!(q.fabric_flags & TORUS_FABRIC_ONE_PORT));
+	if (ret) {
+		tc_err(ret, "transport dev: %s reports a shape the library rejects", path);
+		goto err_close;
+	}
+	tp->rank = q.node_id;
+	dev->matrix_bytes = q.matrix_bytes;
+	dev->matrix = mmap(NULL, dev->matrix_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd, 0);
+	if (dev->matrix == MAP_FAILED) {
+		ret = -errno;
+		tc_err(ret, "transport dev: %s: mmap of %zu bytes: %s", path, dev->matrix_bytes, tc_strerror(ret));
+		goto err_close;
+	}
+	dev->descs = calloc(dev->max_batch, sizeof(*dev->descs));
+	if (!dev->descs || tc_dev_grow(dev, 256)) {
+		ret = tc_err(-ENOMEM, "transport dev: out of memory");
+		goto err_unmap;
+	}
+	tp->priv = dev;
+	return 0;
+
+err_unmap:
+	munmap(dev->matrix, dev->matrix_bytes);
+	free(dev->descs);
+	free(dev->cqes);
+	free(dev->out);
+err_close:
+	close(dev->fd);
+err_free:
+	free(dev);
+	return ret;
+}
+
+static void tc_dev_close(struct tc_tp *tp)
+{
+	struct tc_dev *dev = to_dev(tp);
+
+	munmap(dev->matrix, dev->matrix_bytes);
+	close(dev->fd);
+	free(dev->descs);
+	free(dev->cqes);
+	free(dev->out);
+	free(dev);
+}
+
+static int tc_dev_buffer(struct tc_tp *tp, size_t bytes, void **base)
+{
+	struct tc_dev *dev = to_dev(tp);
+
+	if (bytes > dev->matrix_bytes)
+		return tc_err(-ENOSPC, "transport dev: needs %zu bytes of buffer matrix, node has %zu", bytes,
+			      dev->matrix_bytes);
+	*base = dev->matrix;
+	return 0;
+}
+
+static int tc_dev_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
+{
+	struct tc_dev *dev = to_dev(tp);
+	unsigned int done = 0;
+
+	if (tc_dev_grow(dev, dev->nout + n))
+		return tc_err(-ENOMEM, "transport dev: out of memory posting %u transfers", n);
+	while (done < n) {
+		unsigned int batch = n - done < dev->max_batch ? n - done : dev->max_batch;
+		struct torus_post post = {
+			.size = sizeof(post),
+			.count = batch,
+			.desc_size = sizeof(struct torus_desc),
+			.descs = (uintptr_t)dev->descs,
+		};
+
+		for (unsigned int i = 0; i < batch; i++) {
+			const struct tc_xfer *xf = &x[done + i];
+			struct torus_desc *d = &dev->descs[i];
+			struct tc_dev_out *o = &dev->out[dev->nout + i];
+
+			if (xf->nsegs > dev->max_segs)
+				return tc_err(-E2BIG, "transport dev: a message to node %d has %u segments, device takes %u",
+					      xf->peer, xf->nsegs, dev->max_segs);
+			memset(d, 0, sizeof(*d));
+			d->op = xf->op == TC_XFER_SEND ? TORUS_OP_SEND : TORUS_OP_RECV;
+			d->port = xf->port;
+			d->nsegs = xf->nsegs;
+			d->tag = xf->tag;
+			d->user_data = dev->nout + i;
+			d->segs = (uintptr_t)xf->segs;
+			if (xf->op == TC_XFER_SEND) {
+				d->flags = TORUS_SEND_ROUTE;
+				d->dst_node = xf->peer;
+				for (int k = 0; k < TC_MAX_DIMS; k++)
+					d->hops[k] = xf->route[k];
+			} else {
+				/* recv: the source is implied by (port, tag); dst_node must be 0 */
+			}
+			*o = (struct tc_dev_out){ .op = xf->op, .port = xf->port, .peer = xf->peer, .tag = xf->tag, .desc = *d };
+		}
+		if (ioctl(dev->fd, TORUS_IOC_POST, &post) < 0) {
+			int ret = -errno;
+
+			dev->nout += post.posted;
+			return tc_err(ret, "transport dev: post of %u descriptors stopped after %u: %s", batch, post.posted,
+				      tc_strerror(ret));
+		}
+		dev->nout += batch;
+		done += batch;
+	}
+	return 0;
+}
+
+/*
+ * The driver refuses (-ECONNREFUSED) a send to a node whose previous session
+ * ended and that nobody has opened again: a peer that died, or, when a fabric
+ * is used by one run after another, a peer of this run that has not opened
+ * its node yet. Sending again during the first half of the step's time covers
+ * the second case; after that the refusal fails the step naming that peer,
+ * so a dead peer is reported well within the timeout.
+ */
+static int tc_dev_resend(struct tc_dev *dev, uint64_t idx)
+{
+	struct torus_post post = {
+		.size = sizeof(post),
+		.count = 1,
+		.desc_size = sizeof(struct torus_desc),
+		.descs = (uintptr_t)&dev->out[idx].desc,
+	};
+
+	dev->out[idx].refused = 1;
+	if (ioctl(dev->fd, TORUS_IOC_POST, &post) < 0)
+		return tc_err(-errno, "transport dev: posting a refused send to node %d again: %s", dev->out[idx].peer,
+			      tc_strerror(-errno));
+	return 0;
+}
+
+static void tc_dev_fill_err(struct tc_wait_err *err, int status, int port, int peer, uint64_t tag)
+{
+	err->status = status;
+	err->port = port;
+	err->peer = peer;
+	err->tag = tag;
+}
+
+/* The transfer a timed-out step was waiting for: a refused send first (its
+ * destination is the node missing), else the first one not done. */
+static const struct tc_dev_out *tc_dev_pending(const struct tc_dev *dev)
+{
+	const struct tc_dev_out *first = NULL;
+
+	for (uint32_t i = 0; i < dev->nout; i++) {
+		if (dev->out[i].done)
+			continue;
+		if (dev->out[i].refused)
+			return &dev->out[i];
+		if (!first)
+			first = &dev->out[i];
+	}
+	return first;
+}
+
+static int tc_dev_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_err *err)
+{
+	struct tc_dev *dev = to_dev(tp);
+	struct timespec now, end;
+	unsigned int got = 0;
+	int ret = 0;
+
+	tc_deadline(&end, timeout_ms);
+	while (got < n) {
+		struct torus_cq_wait w = {
+			.size = sizeof(w),
+			.min_entries = n - got,
+			.max_entries = n - got,
+			.entries = (uintptr_t)dev->cqes,
+			.entry_size = sizeof(struct torus_cqe),
+		};
+		unsigned int resent = 0;
+		int64_t left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (int64_t)(end.tv_sec - now.tv_sec) * 1000000000LL + (end.tv_nsec - now.tv_nsec);
+		w.timeout_ns = left > 0 ? (uint64_t)left : 1;
+		if (ioctl(dev->fd, TORUS_IOC_CQ_WAIT, &w) < 0)
+			ret = -errno;
+		if (w.count > n - got)
+			w.count = n - got;
+		for (uint32_t i = 0; i < w.count; i++) {
+			const struct torus_cqe *c = &dev->cqes[i];
+
+			/* send a refused message again during the first half of the step's time */
+			if (c->status == -ECONNREFUSED && c->op == TORUS_OP_SEND && c->user_data < dev->nout &&
+			    left > (int64_t)timeout_ms * 500000LL && !err->status) {
+				int r;
+
+				if (!resent)
+					usleep(1000);
+				r = tc_dev_resend(dev, c->user_data);
+				if (!r) {
+					resent++;
+					continue;
+				}
+				if (!ret)
+					ret = r;
+			}
+			if (c->user_data < dev->nout)
+				dev->out[c->user_data].done = 1;
+			if ((c->flags & TORUS_CQE_OVERFLOW) && !err->status)
+				tc_dev_fill_err(err, -EOVERFLOW, c->port, c->peer, c->tag);
+			if (c->status && (!err->status || err->status == -EOVERFLOW))
+				tc_dev_fill_err(err, c->status, c->port, c->peer, c->tag);
+		}
+		got += w.count - resent;
+		/* A failed transfer fails the step now: its partners may never complete. */
+		if (err->status && !ret)
+			break;
+		if (ret == -EINTR) {
+			ret = 0;
+			continue;
+		}
+		if (ret == -ETIMEDOUT || (!ret && got < n && left <= 0)) {
+			const struct tc_dev_out *o = tc_dev_pending(dev);
+
+			if (o)
+				tc_dev_fill_err(err, -ETIMEDOUT, o->port, o->peer, o->tag);
+			else
+				err->status = -ETIMEDOUT;
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (ret) {
+			tc_err(ret, "transport dev: completion wait: %s", tc_strerror(ret));
+			break;
+		}
+	}
+	dev->ndone += got;
+	if (dev->ndone >= dev->nout)
+		dev->nout = dev->ndone = 0;
+	if (ret)
+		return ret;
+	return err->status;
+}
+
+const struct tc_transport_ops tc_transport_dev = {
+	.name = "dev",
+	.open = tc_dev_open,
+	.close = tc_dev_close,
+	.buffer = tc_dev_buffer,
+	.post = tc_dev_post,
+	.wait = tc_dev_wait,
+};

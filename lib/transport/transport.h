@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The transport interface: what an executor needs from a network, shaped so
+ * the torus device, RDMA verbs and the simulator all fit it.
+ *
+ * A transport owns one buffer per communicator (the device's mapped buffer
+ * matrix, a registered memory region, or plain memory for the simulator).
+ * Executors address it by (offset, length) segments. A step is posted as one
+ * batch of sends and receives, then the executor waits for that many
+ * completions. Sends are matched to receives by (source node, arrival port,
+ * tag); a transport that has no ports (verbs) matches by (source, tag).
+ */
+#ifndef TC_TRANSPORT_H
+#define TC_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "core/shape.h"
+
+struct tc_comm_attr;
+struct tc_transport_ops;
+
+/*
+ * The transport handle: all a transport sees of the communicator that owns
+ * it. The caller sets ops and timeout_ms and zeroes the rest before open;
+ * open fills shape, rank, max_segs (and fabric_id on the device) and keeps
+ * its own state in priv.
+ */
+struct tc_tp {
+	const struct tc_transport_ops *ops;
+	void *priv;		/* the transport's own state */
+	struct tc_shape shape;	/* filled by open */
+	int rank;		/* filled by open */
+	uint32_t max_segs;	/* filled by open: most segments per transfer, 0 = no limit */
+	int timeout_ms;		/* a step's wait limit, set before open */
+	uint32_t fabric_id;	/* dev: the fabric */
+};
+
+struct tc_seg {
+	uint64_t offset, length;
+};
+
+#define TC_XFER_SEND 1
+#define TC_XFER_RECV 2
+
+struct tc_xfer {
+	uint8_t op;    /* TC_XFER_* */
+	uint8_t port;  /* send: first-hop port; recv: arrival port */
+	int8_t route[TC_MAX_DIMS]; /* send: signed hops per dimension */
+	int32_t peer;  /* send: destination node; recv: source node */
+	uint32_t nsegs;
+	const struct tc_seg *segs;
+	uint64_t tag;
+};
+
+/* Why a wait failed: filled on -ETIMEDOUT / -EIO so errors can say which
+ * port and peer a step was waiting for. */
+struct tc_wait_err {
+	int status;   /* first failing completion's status, or -ETIMEDOUT */
+	int port;     /* -1 if unknown */
+	int peer;     /* -1 if unknown */
+	uint64_t tag;
+};
+
+struct tc_transport_ops {
+	const char *name;
+	/* Bind tp to its node; fill tp->shape, tp->rank, tp->max_segs. */
+	int (*open)(struct tc_tp *tp, const struct tc_comm_attr *attr);
+	void (*close)(struct tc_tp *tp);
+	/* Make at least bytes of buffer available; *base is its address in
+	 * this process. The device cannot grow: -ENOSPC. */
+	int (*buffer)(struct tc_tp *tp, size_t bytes, void **base);
+	/* Post n transfers as one submission. */
+	int (*post)(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n);
+	/* Wait until n completions of posted transfers arrived (or timeout_ms
+	 * passed: -ETIMEDOUT, err filled). A failed completion: its status. */
+	int (*wait)(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_err *err);
+};
+
+extern const struct tc_transport_ops tc_transport_dev;
+extern const struct tc_transport_ops tc_transport_sim;
+
+#endif /* TC_TRANSPORT_H */
