@@ -103,142 +103,155 @@ static int plan_one(const struct tc_shape *sh, const int *stride, tc_op_plan_fn 
 	return n;
 }
 
-int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite, unsigned int claims, int nsteps,
-	       int max_hops, tc_op_plan_fn plan, const void *ctx, struct tc_sched **out)
-{
-	const int nodes = shape->nodes;
-	struct tc_op_hop *hops = NULL;
-	int *path = NULL;
+/* The working state of tc_op_emit: per (step, sender) slot its message. */
+struct op_emit {
+	const struct tc_shape *shape;
+	const char *algo;
+	int nsteps, max_hops;
+	tc_op_plan_fn plan;
+	const void *ctx;
 	int stride[TC_MAX_DIMS];
-	struct op_slot *slot = NULL;
-	struct tc_blk *blk = NULL;
-	uint32_t *pos = NULL;
-	struct tc_sched *s = NULL;
-	size_t nslots = (size_t)nsteps * nodes, total = 0;
+	struct tc_op_hop *hops;
+	int *path;
+	struct op_slot *slot;
+	uint32_t *pos;
+	struct tc_blk *blk;
+	size_t nslots, total;
+};
+
+/* Record the hops of the block from o to d in the slots (at: where it is). */
+static int op_emit_slots(struct op_emit *e, int o, int d)
+{
+	const int nodes = e->shape->nodes;
+	int n = plan_one(e->shape, e->stride, e->plan, e->ctx, o, d, e->hops, e->path, e->nsteps, e->max_hops,
+			 e->algo);
+
+	for (int k = 0, at = o; k < n; k++) {
+		struct op_slot *sl = &e->slot[(size_t)e->hops[k].step * nodes + at];
+		int next = e->path[k];
+
+		if (!sl->cnt) {
+			sl->dst = next;
+			sl->dim = (int16_t)e->hops[k].dim;
+			sl->delta = (int16_t)e->hops[k].delta;
+		} else if (sl->dst != next || sl->dim != e->hops[k].dim || sl->delta != e->hops[k].delta) {
+			return tc_err(-EINVAL, "%s: step %d: node %d sends to both %d and %d", e->algo, e->hops[k].step,
+				      at, sl->dst, next);
+		}
+		if (sl->cnt == UINT32_MAX || e->total >= UINT32_MAX)
+			return tc_err(-EOVERFLOW, "%s: too many blocks", e->algo);
+		sl->cnt++;
+		e->total++;
+		at = next;
+	}
+	return n < 0 ? n : 0;
+}
+
+/* Pass 2: place each block of each message, in (step, sender) order. */
+static int op_emit_place(struct op_emit *e)
+{
+	const int nodes = e->shape->nodes;
+
+	for (size_t i = 0, acc = 0; i < e->nslots; i++) {
+		e->pos[i] = (uint32_t)acc;
+		acc += e->slot[i].cnt;
+	}
+	e->blk = malloc((e->total ? e->total : 1) * sizeof(*e->blk));
+	if (!e->blk)
+		return tc_err(-ENOMEM, "%s: out of memory for %zu block moves", e->algo, e->total);
+	for (int o = 0; o < nodes; o++) {
+		for (int d = 0; d < nodes; d++) {
+			int n, at = o;
+
+			if (d == o)
+				continue;
+			n = e->plan(e->ctx, e->shape, o, d, e->hops);
+			for (int k = 0; k < n; k++) {
+				size_t i = (size_t)e->hops[k].step * nodes + at;
+
+				e->blk[e->pos[i]++] = (struct tc_blk){ o, d };
+				at = e->slot[i].dst;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Pass 3: the schedule, one message per used slot. */
+static int op_emit_sched(const struct op_emit *e, struct tc_sched *s)
+{
+	const int nodes = e->shape->nodes;
 	int err;
 
-	stride[shape->ndims - 1] = 1;
-	for (int d = shape->ndims - 2; d >= 0; d--)
-		stride[d] = stride[d + 1] * shape->dims[d + 1];
-
-	slot = calloc(nslots + 1, sizeof(*slot));
-	pos = calloc(nslots + 1, sizeof(*pos));
-	hops = calloc((size_t)max_hops + 1, sizeof(*hops));
-	path = calloc((size_t)max_hops + 1, sizeof(*path));
-	if (!slot || !pos || !hops || !path) {
-		err = tc_err(-ENOMEM, "%s: out of memory for %zu slots", algo, nslots);
-		goto err_free;
-	}
-
-	/* Pass 1: who sends where in which step, and how many blocks. */
-	for (int o = 0; o < nodes; o++) {
-		for (int d = 0; d < nodes; d++) {
-			int n, at = o;
-
-			if (d == o)
-				continue;
-			n = plan_one(shape, stride, plan, ctx, o, d, hops, path, nsteps, max_hops, algo);
-			if (n < 0) {
-				err = n;
-				goto err_free;
-			}
-			for (int k = 0; k < n; k++) {
-				struct op_slot *sl = &slot[(size_t)hops[k].step * nodes + at];
-				int next = path[k];
-
-				if (!sl->cnt) {
-					sl->dst = next;
-					sl->dim = (int16_t)hops[k].dim;
-					sl->delta = (int16_t)hops[k].delta;
-				} else if (sl->dst != next || sl->dim != hops[k].dim || sl->delta != hops[k].delta) {
-					err = tc_err(-EINVAL,
-								 "%s: step %d: node %d sends to both %d and %d",
-								 algo, hops[k].step, at, sl->dst, next);
-					goto err_free;
-				}
-				if (sl->cnt == UINT32_MAX || total >= UINT32_MAX) {
-					err = tc_err(-EOVERFLOW, "%s: too many blocks", algo);
-					goto err_free;
-				}
-				sl->cnt++;
-				total++;
-				at = next;
-			}
-		}
-	}
-
-	/* Pass 2: place each block of each message, in (step, sender) order. */
-	for (size_t i = 0, acc = 0; i < nslots; i++) {
-		pos[i] = (uint32_t)acc;
-		acc += slot[i].cnt;
-	}
-	blk = malloc((total ? total : 1) * sizeof(*blk));
-	if (!blk) {
-		err = tc_err(-ENOMEM, "%s: out of memory for %zu block moves", algo, total);
-		goto err_free;
-	}
-	for (int o = 0; o < nodes; o++) {
-		for (int d = 0; d < nodes; d++) {
-			int n, at = o;
-
-			if (d == o)
-				continue;
-			n = plan(ctx, shape, o, d, hops);
-			for (int k = 0; k < n; k++) {
-				size_t i = (size_t)hops[k].step * nodes + at;
-
-				blk[pos[i]++] = (struct tc_blk){ o, d };
-				at = slot[i].dst;
-			}
-		}
-	}
-
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, algo, cite, claims);
-	if (!s) {
-		err = -ENOMEM;
-		goto err_free;
-	}
-	for (int st = 0, i = 0; st < nsteps; st++) {
+	for (int st = 0, i = 0; st < e->nsteps; st++) {
 		err = tc_sched_step(s);
 		if (err < 0)
-			goto err_free;
+			return err;
 		for (int src = 0; src < nodes; src++, i++) {
-			const struct op_slot *sl = &slot[i];
+			const struct op_slot *sl = &e->slot[i];
 			int8_t route[TC_MAX_DIMS] = { 0 };
-			uint32_t first = pos[i] - sl->cnt;
+			uint32_t first = e->pos[i] - sl->cnt;
 
 			if (!sl->cnt)
 				continue;
 			route[sl->dim] = (int8_t)sl->delta;
 			err = tc_sched_msg(s, src, sl->dst, route);
 			if (err < 0)
-				goto err_free;
+				return err;
 			for (uint32_t b = 0; b < sl->cnt; b++) {
-				err = tc_sched_blk(s, blk[first + b].a, blk[first + b].b);
+				err = tc_sched_blk(s, e->blk[first + b].a, e->blk[first + b].b);
 				if (err)
-					goto err_free;
+					return err;
 			}
 		}
 	}
-	err = tc_sched_finish(s);
-	if (err)
-		goto err_free;
-	free(hops);
-	free(path);
-	free(slot);
-	free(pos);
-	free(blk);
+	return tc_sched_finish(s);
+}
+
+static void op_emit_free(struct op_emit *e)
+{
+	free(e->hops);
+	free(e->path);
+	free(e->slot);
+	free(e->pos);
+	free(e->blk);
+}
+
+int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite, unsigned int claims, int nsteps,
+	       int max_hops, tc_op_plan_fn plan, const void *ctx, struct tc_sched **out)
+{
+	struct op_emit e = { .shape = shape, .algo = algo, .nsteps = nsteps, .max_hops = max_hops, .plan = plan,
+			     .ctx = ctx, .nslots = (size_t)nsteps * shape->nodes };
+	struct tc_sched *s = NULL;
+	int err = 0;
+
+	e.stride[shape->ndims - 1] = 1;
+	for (int d = shape->ndims - 2; d >= 0; d--)
+		e.stride[d] = e.stride[d + 1] * shape->dims[d + 1];
+	e.slot = calloc(e.nslots + 1, sizeof(*e.slot));
+	e.pos = calloc(e.nslots + 1, sizeof(*e.pos));
+	e.hops = calloc((size_t)max_hops + 1, sizeof(*e.hops));
+	e.path = calloc((size_t)max_hops + 1, sizeof(*e.path));
+	if (!e.slot || !e.pos || !e.hops || !e.path)
+		err = tc_err(-ENOMEM, "%s: out of memory for %zu slots", algo, e.nslots);
+	/* Pass 1: who sends where in which step, and how many blocks. */
+	for (int o = 0; !err && o < shape->nodes; o++)
+		for (int d = 0; !err && d < shape->nodes; d++)
+			if (d != o)
+				err = op_emit_slots(&e, o, d);
+	if (!err)
+		err = op_emit_place(&e);
+	if (!err) {
+		s = tc_sched_new(shape, TC_COLL_ALLTOALL, algo, cite, claims);
+		err = s ? op_emit_sched(&e, s) : -ENOMEM;
+	}
+	op_emit_free(&e);
+	if (err) {
+		tc_sched_free(s);
+		return err;
+	}
 	*out = s;
 	return 0;
-
-err_free:
-	tc_sched_free(s);
-	free(hops);
-	free(path);
-	free(slot);
-	free(pos);
-	free(blk);
-	return err;
 }
 
 int tc_op_mt_init(struct tc_op_mt *mt, const struct tc_shape *shape, int first)

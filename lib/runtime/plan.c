@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Plans: what one node does of a schedule (core/sched.h) for one block size,
+ * computed once and kept in its communicator (runtime/exec.c runs them):
+ *   - the layout of its transport buffer. Alltoall: the send region (P blocks
+ *     in MPI order, block d goes to node d), the receive region (P blocks,
+ *     block o came from node o), then transit slots for blocks that pass
+ *     through this node; a slot is reused by receives after the step that
+ *     sends its block on. Allgather: one region of P blocks in MPI order;
+ *     the node's own block sits in its slot and is sent from there, packets
+ *     of other nodes land in their slots and are forwarded from there.
+ *   - per step, the transfer list: a send per outgoing message (gather
+ *     segments in the message's block order, merged where contiguous; the
+ *     route; port = the first hop's port) and a receive per incoming message
+ *     (scatter segments in the same order; port = the port the last hop
+ *     arrives on: + in dimension d arrives on port 2*d+1). The tag is
+ *     (step << 32 | message index), so matching is exact.
+ * Running a plan allocates nothing: copy in, per step one post and one wait,
+ * copy out.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/plan.h"
+
+void tc_plan_free(struct tc_plan *p)
+{
+	if (!p)
+		return;
+	free(p->step_first);
+	free(p->step_id);
+	free(p->xfers);
+	free(p->segs);
+	free(p->stage_first);
+	free(p->stages);
+	free(p);
+}
+
+void tc_exec_free_plans(struct tc_comm *comm)
+{
+	for (int i = 0; i < TC_PLAN_CACHE; i++) {
+		tc_plan_free(comm->plans[i]);
+		comm->plans[i] = NULL;
+	}
+}
+
+/* Blocks held in transit by one node (alltoall): a small open-addressing map. */
+struct tc_inst {
+	int32_t recv_step; /* schedule step it arrived in */
+	int32_t last_send; /* last step it is sent in, -1 never */
+	int32_t slot;	   /* transit slot, -1: receive region */
+};
+
+struct tc_blkmap {
+	uint32_t cap;	 /* power of two */
+	uint64_t *keys;	 /* (a << 32 | b) + 1, 0 = empty */
+	int32_t *inst;
+};
+
+static int tc_blkmap_init(struct tc_blkmap *h, uint32_t n)
+{
+	h->cap = 16;
+	while (h->cap < 2 * n + 16)
+		h->cap <<= 1;
+	h->keys = calloc(h->cap, sizeof(*h->keys));
+	h->inst = malloc(h->cap * sizeof(*h->inst));
+	return h->keys && h->inst ? 0 : -ENOMEM;
+}
+
+static void tc_blkmap_free(struct tc_blkmap *h)
+{
+	free(h->keys);
+	free(h->inst);
+}
+
+static uint64_t tc_blk_key(const struct tc_blk *b)
+{
+	return ((uint64_t)(uint32_t)b->a << 32 | (uint32_t)b->b) + 1;
+}
+
+/* Slot of key: its entry, or the empty entry where it would go. */
+static uint32_t tc_blkmap_slot(const struct tc_blkmap *h, const struct tc_blk *b)
+{
+	uint64_t key = tc_blk_key(b);
+	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (h->cap - 1);
+
+	while (h->keys[i] && h->keys[i] != key)
+		i = (i + 1) & (h->cap - 1);
+	return i;
+}
+
+struct tc_plan_ctx {
+	const struct tc_sched *s;
+	int node;
+	size_t m;
+	int coll_ag; /* allgather layout */
+	int np;	     /* packets per block */
+	/* alltoall: per block occurrence (in walk order) its instance, -2 own, -3 final */
+	int32_t *occ;
+	struct tc_inst *inst;
+	uint32_t ninst;
+};
+
+/* Byte range of packet p of a block of m bytes split in np packets. */
+static void tc_packet(size_t m, int np, int p, size_t *off, size_t *len)
+{
+	size_t lo = m * (size_t)p / (size_t)np, hi = m * (size_t)(p + 1) / (size_t)np;
+
+	*off = lo;
+	*len = hi - lo;
+}
+
+/* Walk the node's messages: sends of a step before its receives. */
+#define for_each_node_msg(s, node, st, k, pass)                                                          \
+	for (pass = 0; pass < 2; pass++)                                                                 \
+		for (k = (s)->node_first[(size_t)(node) * (s)->nsteps + (st)];                           \
+		     k < (s)->node_first[(size_t)(node) * (s)->nsteps + (st) + 1]; k++)                  \
+			if (((s)->msgs[(s)->node_msgs[k]].src == (node)) == (pass == 0))
+
+/*
+ * Alltoall pass 1: follow every block through the node, creating an instance
+ * per reception of a block that is not for this node, and recording for every
+ * block occurrence where it is.
+ */
+static int tc_plan_track(struct tc_plan_ctx *c, uint32_t nocc)
+{
+	const struct tc_sched *s = c->s;
+	struct tc_blkmap h;
+	uint32_t o = 0, k, st, i;
+	int pass, ret;
+
+	ret = tc_blkmap_init(&h, nocc);
+	if (ret)
+		return ret;
+	for (st = 0; st < s->nsteps; st++) {
+		for_each_node_msg(s, c->node, st, k, pass)
+		{
+			const struct tc_msg *msg = &s->msgs[s->node_msgs[k]];
+
+			for (i = 0; i < msg->nblk; i++, o++) {
+				const struct tc_blk *b = &s->blks[msg->blk_off + i];
+				uint32_t e = tc_blkmap_slot(&h, b);
+
+				if (pass == 0) {
+					if (h.keys[e]) {
+						c->occ[o] = h.inst[e];
+						if (c->occ[o] >= 0)
+							c->inst[c->occ[o]].last_send = st;
+					} else if (b->a == c->node) {
+						c->occ[o] = -2;
+					} else {
+						ret = tc_err(-EINVAL,
+									 "step %u: node %d sends block {%d,%d} it does not hold",
+									 st, c->node, b->a, b->b);
+						goto out;
+					}
+					continue;
+				}
+				if (b->b == c->node) {
+					c->occ[o] = -3;
+					h.keys[e] = tc_blk_key(b);
+					h.inst[e] = -3;
+					continue;
+				}
+				c->inst[c->ninst] = (struct tc_inst){ .recv_step = st, .last_send = -1, .slot = -1 };
+				h.keys[e] = tc_blk_key(b);
+				h.inst[e] = c->ninst;
+				c->occ[o] = c->ninst++;
+			}
+		}
+	}
+	ret = 0;
+out:
+	tc_blkmap_free(&h);
+	return ret;
+}
+
+/* Alltoall pass 2: give instances transit slots, reusing a slot after the step that sends it on. */
+static int tc_plan_slots(struct tc_plan_ctx *c, uint32_t *nslots)
+{
+	const struct tc_sched *s = c->s;
+	uint32_t *free_first, *free_list, *stack, nstack = 0, i, st;
+	int ret = -ENOMEM;
+
+	*nslots = 0;
+	free_first = calloc(s->nsteps + 1, sizeof(*free_first));
+	free_list = malloc((c->ninst + 1) * sizeof(*free_list));
+	stack = malloc((c->ninst + 1) * sizeof(*stack));
+	if (!free_first || !free_list || !stack)
+		goto out;
+	/* Bucket instances by the step after which their slot is free. */
+	for (i = 0; i < c->ninst; i++)
+		if (c->inst[i].last_send >= 0)
+			free_first[c->inst[i].last_send + 1]++;
+	for (st = 0; st < s->nsteps; st++)
+		free_first[st + 1] += free_first[st];
+	{
+		uint32_t *cur = malloc((s->nsteps + 1) * sizeof(*cur));
+
+		if (!cur)
+			goto out;
+		memcpy(cur, free_first, (s->nsteps + 1) * sizeof(*cur));
+		for (i = 0; i < c->ninst; i++)
+			if (c->inst[i].last_send >= 0)
+				free_list[cur[c->inst[i].last_send]++] = i;
+		free(cur);
+	}
+	/* Instances are in arrival order; interleave allocation and release by step. */
+	i = 0;
+	for (st = 0; st < s->nsteps; st++) {
+		for (; i < c->ninst && (uint32_t)c->inst[i].recv_step == st; i++)
+			c->inst[i].slot = nstack ? stack[--nstack] : (*nslots)++;
+		for (uint32_t f = free_first[st]; f < free_first[st + 1]; f++)
+			stack[nstack++] = c->inst[free_list[f]].slot;
+	}
+	ret = 0;
+out:
+	free(free_first);
+	free(free_list);
+	free(stack);
+	return ret;
+}
+
+/* Counts of the node's part of the schedule, to size the plan's arrays. */
+static void tc_plan_count(const struct tc_sched *s, int node, uint32_t *nx, uint32_t *nsteps, uint32_t *nocc)
+{
+	*nx = *nsteps = *nocc = 0;
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		uint32_t a = s->node_first[(size_t)node * s->nsteps + st];
+		uint32_t b = s->node_first[(size_t)node * s->nsteps + st + 1];
+
+		*nx += b - a;
+		*nsteps += b > a;
+		for (uint32_t k = a; k < b; k++)
+			*nocc += s->msgs[s->node_msgs[k]].nblk;
+	}
+}
+
+static struct tc_plan *tc_plan_alloc(struct tc_plan_ctx *c, uint32_t nx, uint32_t nsteps, uint32_t nocc,
+				     uint32_t max_segs)
+{
+	struct tc_plan *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->sched = c->s;
+	p->m = c->m;
+	p->nsteps = nsteps;
+	p->max_segs = max_segs;
+	p->step_first = calloc(nsteps + 1, sizeof(*p->step_first));
+	p->step_id = calloc(nsteps + 1, sizeof(*p->step_id));
+	p->xfers = calloc(nx + 1, sizeof(*p->xfers));
+	p->segs = calloc(nocc + nx + 1, sizeof(*p->segs));
+	p->stage_first = calloc(nsteps + 1, sizeof(*p->stage_first));
+	p->stages = calloc(nx + 1, sizeof(*p->stages));
+	c->occ = malloc((nocc + 1) * sizeof(*c->occ));
+	c->inst = malloc((nocc + 1) * sizeof(*c->inst));
+	if (!p->step_first || !p->step_id || !p->xfers || !p->segs || !c->occ || !c->inst || !p->stage_first ||
+	    !p->stages) {
+		tc_plan_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* The buffer's regions: allgather's P blocks, or alltoall's send, receive and transit slots. */
+static int tc_plan_layout(struct tc_plan_ctx *c, struct tc_plan *p, uint32_t nocc)
+{
+	size_t P = c->s->shape.nodes, m = c->m;
+	int ret;
+
+	if (c->coll_ag) {
+		p->recv_off = 0;
+		p->buf_bytes = P * m;
+	} else {
+		ret = tc_plan_track(c, nocc);
+		if (ret)
+			return ret;
+		ret = tc_plan_slots(c, &p->nslots);
+		if (ret)
+			return ret;
+		p->send_off = 0;
+		p->recv_off = P * m;
+		p->buf_bytes = (2 * P + p->nslots) * m;
+	}
+	p->stage_off = p->buf_bytes;
+	return 0;
+}
+
+/* Where occurrence o (block b of a message) lives in the buffer. */
+static void tc_plan_place(const struct tc_plan_ctx *c, const struct tc_plan *p, const struct tc_blk *b, uint32_t o,
+			  size_t *off, size_t *len)
+{
+	size_t P = c->s->shape.nodes, m = c->m;
+
+	if (c->coll_ag) {
+		tc_packet(m, c->np, b->b, off, len);
+		*off += (size_t)b->a * m;
+		return;
+	}
+	*len = m;
+	if (c->occ[o] == -2)
+		*off = p->send_off + (size_t)b->b * m;
+	else if (c->occ[o] == -3)
+		*off = p->recv_off + (size_t)b->a * m;
+	else
+		*off = (2 * P + c->inst[c->occ[o]].slot) * m;
+}
+
+/* Pass 3's cursor: what has been filled in so far. */
+struct tc_plan_fill {
+	uint32_t o, x, nseg, nstage;
+	uint64_t stage_pos;
+};
+
+/* The segments of message msg, merged where contiguous; returns how many. */
+static uint32_t tc_plan_segs(const struct tc_plan_ctx *c, struct tc_plan *p, struct tc_plan_fill *f,
+			     const struct tc_msg *msg)
+{
+	uint32_t seg0 = f->nseg;
+
+	for (uint32_t i = 0; i < msg->nblk; i++, f->o++) {
+		size_t off, len;
+
+		tc_plan_place(c, p, &c->s->blks[msg->blk_off + i], f->o, &off, &len);
+		if (!len)
+			continue;
+		if (f->nseg > seg0 && p->segs[f->nseg - 1].offset + p->segs[f->nseg - 1].length == off) {
+			p->segs[f->nseg - 1].length += len;
+		} else {
+			p->segs[f->nseg].offset = off;
+			p->segs[f->nseg].length = len;
+			f->nseg++;
+		}
+	}
+	return f->nseg - seg0;
+}
+
+/* A message with more segments than the transport takes goes through the staging area as one segment. */
+static void tc_plan_stage(struct tc_plan *p, struct tc_plan_fill *f, struct tc_xfer *xf, uint32_t seg0)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t q = seg0; q < f->nseg; q++)
+		bytes += p->segs[q].length;
+	p->stages[f->nstage++] =
+		(struct tc_stage){ .xfer = f->x - 1, .seg0 = seg0, .nsegs = xf->nsegs, .off = f->stage_pos };
+	p->segs[f->nseg].offset = p->stage_off + f->stage_pos;
+	p->segs[f->nseg].length = bytes;
+	xf->segs = (const struct tc_seg *)(uintptr_t)f->nseg;
+	xf->nsegs = 1;
+	f->nseg++;
+	f->stage_pos += bytes;
+}
+
+/* The transfer of message mi in step st (a send on pass 0, a receive on pass 1). */
+static int tc_plan_xfer(const struct tc_plan_ctx *c, struct tc_plan *p, struct tc_plan_fill *f, uint32_t st,
+			uint32_t mi, int pass)
+{
+	const struct tc_sched *s = c->s;
+	const struct tc_msg *msg = &s->msgs[mi];
+	struct tc_xfer *xf = &p->xfers[f->x++];
+	uint32_t seg0 = f->nseg;
+	int first, last;
+
+	if (tc_route_ports(&s->shape, msg->route, &first, &last))
+		return tc_err(-EINVAL, "step %u: message %u from %d to %d has an empty route", st, mi, msg->src,
+			      msg->dst);
+	xf->op = pass == 0 ? TC_XFER_SEND : TC_XFER_RECV;
+	xf->port = pass == 0 ? first : last;
+	memcpy(xf->route, msg->route, sizeof(xf->route));
+	xf->peer = pass == 0 ? msg->dst : msg->src;
+	xf->tag = (uint64_t)st << 32 | mi;
+	xf->nsegs = tc_plan_segs(c, p, f, msg);
+	/* segs fixed up at the end, once the array is final */
+	xf->segs = (const struct tc_seg *)(uintptr_t)seg0;
+	/* Only allgather packets of a tiny block can be empty; both ends drop the message. */
+	if (!xf->nsegs)
+		f->x--;
+	else if (p->max_segs && xf->nsegs > p->max_segs)
+		tc_plan_stage(p, f, xf, seg0);
+	return 0;
+}
+
+/* Pass 3: per step, the node's transfers and their segments. */
+static int tc_plan_fill(const struct tc_plan_ctx *c, struct tc_plan *p)
+{
+	const struct tc_sched *s = c->s;
+	struct tc_plan_fill f = { 0 };
+	uint64_t stage_max = 0;
+	uint32_t nsteps = 0, st, k;
+	int pass, ret;
+
+	for (st = 0; st < s->nsteps; st++) {
+		uint32_t x0 = f.x;
+
+		for_each_node_msg(s, c->node, st, k, pass)
+		{
+			ret = tc_plan_xfer(c, p, &f, st, s->node_msgs[k], pass);
+			if (ret)
+				return ret;
+		}
+		if (f.x > x0) {
+			p->step_first[nsteps] = x0;
+			p->step_id[nsteps] = st;
+			p->stage_first[nsteps + 1] = f.nstage;
+			nsteps++;
+		}
+		if (f.stage_pos > stage_max)
+			stage_max = f.stage_pos;
+		f.stage_pos = 0;
+	}
+	p->nsteps = nsteps;
+	p->step_first[nsteps] = f.x;
+	p->buf_bytes += stage_max;
+	p->nsegs = f.nseg;
+	for (uint32_t x = 0; x < f.x; x++)
+		p->xfers[x].segs = p->segs + (uintptr_t)p->xfers[x].segs;
+	return 0;
+}
+
+int tc_plan_build(const struct tc_sched *s, int node, size_t m, uint32_t max_segs, struct tc_plan **out)
+{
+	struct tc_plan_ctx c = { .s = s, .node = node, .m = m };
+	uint32_t nx, nsteps, nocc;
+	struct tc_plan *p;
+	int ret;
+
+	if (!s->node_first || !s->node_msgs)
+		return tc_err(-EINVAL, "schedule %s is not finished", s->algo);
+	if (s->coll != TC_COLL_ALLTOALL && s->coll != TC_COLL_ALLGATHER)
+		return tc_err(-EOPNOTSUPP, "executor: collective %d not supported", s->coll);
+	c.coll_ag = s->coll == TC_COLL_ALLGATHER;
+	c.np = s->npackets > 0 ? s->npackets : 1;
+	tc_plan_count(s, node, &nx, &nsteps, &nocc);
+	p = tc_plan_alloc(&c, nx, nsteps, nocc, max_segs);
+	ret = p ? tc_plan_layout(&c, p, nocc) : -ENOMEM;
+	if (!ret)
+		ret = tc_plan_fill(&c, p);
+	free(c.occ);
+	free(c.inst);
+	if (ret) {
+		tc_plan_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+/* The plan for (s, m) from the communicator's cache, built on first use. */
+int tc_plan_get(struct tc_comm *comm, const struct tc_sched *s, size_t m, struct tc_plan **out)
+{
+	struct tc_plan *p;
+	int victim = 0, ret;
+
+	for (int i = 0; i < TC_PLAN_CACHE; i++) {
+		p = comm->plans[i];
+		if (p && p->sched == s && p->m == m && p->max_segs == comm->tp.max_segs) {
+			p->used = ++comm->plan_clock;
+			*out = p;
+			return 0;
+		}
+		if (!p)
+			victim = i;
+		else if (comm->plans[victim] && p->used < comm->plans[victim]->used)
+			victim = i;
+	}
+	ret = tc_plan_build(s, comm->tp.rank, m, comm->tp.max_segs, &p);
+	if (ret)
+		return ret;
+	tc_plan_free(comm->plans[victim]);
+	comm->plans[victim] = p;
+	p->used = ++comm->plan_clock;
+	*out = p;
+	return 0;
+}
+
