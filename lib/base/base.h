@@ -7,8 +7,8 @@
  *	base/        this file: the one error channel, growable arrays, time
  *	core/        shape, schedule, verifier, cost model (schedules as data)
  *	algorithms/  the algorithms, one per file, their shared engines, the registry
- *	select/      the auto choice and the schedule cache
  *	transport/   dev, sim (and verbs) behind one ops table on a transport handle
+ *	select/      the auto choice (priced with the transport's parameters) and the schedule cache
  *	runtime/     the communicator, plans, the one step runner, the schedule executor
  *	colls/       the everyday collectives on line phases
  *	api/         every public tc_* entry point, its one validator, requests

@@ -305,26 +305,72 @@ static int check_msg(const struct tc_sched *s, const struct tc_msg *m)
  * Drop empty messages, order messages by step (stable) with their blocks
  * contiguous in message order, renumber steps without the empty ones.
  */
-static int compact(struct tc_sched *s)
+/* Check every message's step and blocks; *sorted: already in step order with contiguous blocks. */
+static int compact_check(const struct tc_sched *s, int *sorted)
 {
-	uint32_t nsteps = s->nsteps, *cnt, *remap, n = 0, nb = 0, newsteps = 0;
-	struct tc_msg *msgs;
-	struct tc_blk *blks;
-	int sorted = 1;
+	uint32_t nb = 0;
 
+	*sorted = 1;
 	for (uint32_t i = 0; i < s->nmsgs; i++) {
-		if (s->msgs[i].step >= nsteps)
-			return tc_err(-EINVAL, "%s: message %u has step %u of %u",
-						  s->algo, i, s->msgs[i].step, nsteps);
+		if (s->msgs[i].step >= s->nsteps)
+			return tc_err(-EINVAL, "%s: message %u has step %u of %u", s->algo, i, s->msgs[i].step,
+				      s->nsteps);
 		if (s->msgs[i].blk_off > s->nblks || s->msgs[i].nblk > s->nblks - s->msgs[i].blk_off)
 			return tc_err(-EINVAL, "%s: message %u: blocks beyond the block array", s->algo, i);
 		if (i && s->msgs[i].step < s->msgs[i - 1].step)
-			sorted = 0;
+			*sorted = 0;
 		if (s->msgs[i].blk_off != nb)
-			sorted = 0;
+			*sorted = 0;
 		nb += s->msgs[i].nblk;
 	}
+	return 0;
+}
 
+/* Counting sort of the non-empty messages by step into fresh arrays (cnt: messages per step). */
+static int compact_sort(struct tc_sched *s, uint32_t *cnt, const uint32_t *remap)
+{
+	struct tc_msg *msgs = malloc((size_t)(s->nmsgs ? s->nmsgs : 1) * sizeof(*msgs));
+	struct tc_blk *blks = malloc((size_t)(s->nblks ? s->nblks : 1) * sizeof(*blks));
+	uint32_t pos = 0, nb = 0;
+
+	if (!msgs || !blks) {
+		free(msgs);
+		free(blks);
+		return tc_err(-ENOMEM, "%s: out of memory finishing", s->algo);
+	}
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		uint32_t c = cnt[st];
+
+		cnt[st] = pos;
+		pos += c;
+	}
+	for (uint32_t i = 0; i < s->nmsgs; i++)
+		if (s->msgs[i].nblk)
+			msgs[cnt[s->msgs[i].step]++] = s->msgs[i];
+	for (uint32_t i = 0; i < pos; i++) {
+		memcpy(&blks[nb], &s->blks[msgs[i].blk_off], msgs[i].nblk * sizeof(*blks));
+		msgs[i].blk_off = nb;
+		nb += msgs[i].nblk;
+		msgs[i].step = remap[msgs[i].step];
+	}
+	free(s->msgs);
+	free(s->blks);
+	s->msgs = msgs;
+	s->blks = blks;
+	s->cap_msgs = s->nmsgs ? s->nmsgs : 1;
+	s->cap_blks = s->nblks ? s->nblks : 1;
+	s->nblks = nb;
+	s->nmsgs = pos;
+	return 0;
+}
+
+static int compact(struct tc_sched *s)
+{
+	uint32_t nsteps = s->nsteps, *cnt, *remap, n = 0, newsteps = 0;
+	int sorted, err = compact_check(s, &sorted);
+
+	if (err)
+		return err;
 	cnt = calloc((size_t)nsteps + 1, sizeof(*cnt));
 	remap = calloc((size_t)nsteps + 1, sizeof(*remap));
 	if (!cnt || !remap) {
@@ -337,7 +383,6 @@ static int compact(struct tc_sched *s)
 			cnt[s->msgs[i].step]++;
 	for (uint32_t st = 0; st < nsteps; st++)
 		remap[st] = cnt[st] ? newsteps++ : UINT32_MAX;
-
 	if (sorted) {
 		/* In place: keep order, squeeze out empty messages (blocks stay contiguous). */
 		for (uint32_t i = 0; i < s->nmsgs; i++) {
@@ -347,49 +392,15 @@ static int compact(struct tc_sched *s)
 			s->msgs[n].step = remap[s->msgs[i].step];
 			n++;
 		}
+		s->nmsgs = n;
 	} else {
-		uint32_t pos = 0;
-
-		/* Counting sort by step into fresh arrays. */
-		msgs = malloc((size_t)(s->nmsgs ? s->nmsgs : 1) * sizeof(*msgs));
-		blks = malloc((size_t)(s->nblks ? s->nblks : 1) * sizeof(*blks));
-		if (!msgs || !blks) {
-			free(msgs);
-			free(blks);
-			free(cnt);
-			free(remap);
-			return tc_err(-ENOMEM, "%s: out of memory finishing", s->algo);
-		}
-		for (uint32_t st = 0; st < nsteps; st++) {
-			uint32_t c = cnt[st];
-
-			cnt[st] = pos;
-			pos += c;
-		}
-		for (uint32_t i = 0; i < s->nmsgs; i++)
-			if (s->msgs[i].nblk)
-				msgs[cnt[s->msgs[i].step]++] = s->msgs[i];
-		n = pos;
-		nb = 0;
-		for (uint32_t i = 0; i < n; i++) {
-			memcpy(&blks[nb], &s->blks[msgs[i].blk_off], msgs[i].nblk * sizeof(*blks));
-			msgs[i].blk_off = nb;
-			nb += msgs[i].nblk;
-			msgs[i].step = remap[msgs[i].step];
-		}
-		free(s->msgs);
-		free(s->blks);
-		s->msgs = msgs;
-		s->blks = blks;
-		s->cap_msgs = s->nmsgs ? s->nmsgs : 1;
-		s->cap_blks = s->nblks ? s->nblks : 1;
-		s->nblks = nb;
+		err = compact_sort(s, cnt, remap);
 	}
-	s->nmsgs = n;
-	s->nsteps = newsteps;
+	if (!err)
+		s->nsteps = newsteps;
 	free(cnt);
 	free(remap);
-	return 0;
+	return err;
 }
 
 int tc_sched_finish(struct tc_sched *s)

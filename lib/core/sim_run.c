@@ -76,86 +76,95 @@ static size_t max_step_blocks(const struct tc_sched *s)
 
 #define NOWHERE UINT32_MAX
 
-static int sim_alltoall(const struct tc_sched *s, size_t m, void *const *send, void *const *recv)
-{
-	const size_t N = s->shape.nodes;
+/* Alltoall's world: per node a store, per block {o,d} its holder and slot. */
+struct sim_a2a {
+	const struct tc_sched *s;
+	size_t N, m;
 	struct sim_store *store;
 	uint32_t *holder, *slot;
 	uint8_t *wire;
-	int err = 0;
+};
 
-	store = calloc(N, sizeof(*store));
-	holder = malloc(N * N * sizeof(*holder));
-	slot = malloc(N * N * sizeof(*slot));
-	wire = malloc((max_step_blocks(s) + 1) * m);
-	if (!store || !holder || !slot || !wire) {
-		err = tc_err(-ENOMEM, "%s: tc_sim_run: out of memory", s->algo);
-		goto out;
-	}
-	/* Node o starts with {o,d} for every d: copy send[o] into its store. */
+/* Node o starts with {o,d} for every d: copy send[o] into its store. */
+static int sim_a2a_load(struct sim_a2a *w, void *const *send)
+{
+	const size_t N = w->N, m = w->m;
+
 	for (size_t o = 0; o < N; o++) {
 		for (size_t d = 0; d < N; d++) {
 			size_t id = o * N + d;
 
 			if (o == d) {
-				holder[id] = NOWHERE;
+				w->holder[id] = NOWHERE;
 				continue;
 			}
-			err = store_get(&store[o], m, &slot[id]);
-			if (err) {
-				err = tc_err(err, "%s: tc_sim_run: out of memory", s->algo);
-				goto out;
-			}
-			memcpy(store[o].data + (size_t)slot[id] * m, (const uint8_t *)send[o] + d * m, m);
-			holder[id] = (uint32_t)o;
+			if (store_get(&w->store[o], m, &w->slot[id]))
+				return tc_err(-ENOMEM, "%s: tc_sim_run: out of memory", w->s->algo);
+			memcpy(w->store[o].data + (size_t)w->slot[id] * m, (const uint8_t *)send[o] + d * m, m);
+			w->holder[id] = (uint32_t)o;
 		}
 	}
-	for (uint32_t st = 0; st < s->nsteps; st++) {
-		const struct tc_msg *first = &s->msgs[s->step_first[st]];
-		const struct tc_msg *last = &s->msgs[s->step_first[st + 1]];
-		size_t w = 0;
+	return 0;
+}
 
-		/* Phase 1: every sender puts its blocks on the wire. */
-		for (const struct tc_msg *msg = first; msg < last; msg++) {
-			for (uint32_t k = 0; k < msg->nblk; k++) {
-				const struct tc_blk *b = &s->blks[msg->blk_off + k];
-				size_t id;
+/* Step st, phase 1: every sender puts its blocks on the wire. */
+static int sim_a2a_send(struct sim_a2a *w, uint32_t st)
+{
+	const struct tc_sched *s = w->s;
+	const size_t N = w->N, m = w->m;
+	size_t n = 0;
 
-				if (b->a < 0 || (size_t)b->a >= N || b->b < 0 || (size_t)b->b >= N) {
-					err = tc_err(-EPROTO, "%s: sim step %u: bad block {%d,%d}",
-								 s->algo, st, b->a, b->b);
-					goto out;
-				}
-				id = (size_t)b->a * N + b->b;
-				if (holder[id] != (uint32_t)msg->src) {
-					err = tc_err(-EPROTO, "%s: sim step %u: node %d sends block {%d,%d} it does not hold",
-								 s->algo, st, msg->src, b->a, b->b);
-					goto out;
-				}
-				memcpy(wire + w * m, store[msg->src].data + (size_t)slot[id] * m, m);
-				store_put(&store[msg->src], slot[id]);
-				holder[id] = NOWHERE;
-				w++;
-			}
-		}
-		/* Phase 2: every receiver takes its blocks off the wire. */
-		w = 0;
-		for (const struct tc_msg *msg = first; msg < last; msg++) {
-			for (uint32_t k = 0; k < msg->nblk; k++) {
-				const struct tc_blk *b = &s->blks[msg->blk_off + k];
-				size_t id = (size_t)b->a * N + b->b;
+	for (uint32_t i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
+		const struct tc_msg *msg = &s->msgs[i];
 
-				err = store_get(&store[msg->dst], m, &slot[id]);
-				if (err) {
-					err = tc_err(err, "%s: tc_sim_run: out of memory", s->algo);
-					goto out;
-				}
-				memcpy(store[msg->dst].data + (size_t)slot[id] * m, wire + w * m, m);
-				holder[id] = (uint32_t)msg->dst;
-				w++;
-			}
+		for (uint32_t k = 0; k < msg->nblk; k++) {
+			const struct tc_blk *b = &s->blks[msg->blk_off + k];
+			size_t id;
+
+			if (b->a < 0 || (size_t)b->a >= N || b->b < 0 || (size_t)b->b >= N)
+				return tc_err(-EPROTO, "%s: sim step %u: bad block {%d,%d}", s->algo, st, b->a, b->b);
+			id = (size_t)b->a * N + b->b;
+			if (w->holder[id] != (uint32_t)msg->src)
+				return tc_err(-EPROTO, "%s: sim step %u: node %d sends block {%d,%d} it does not hold",
+					      s->algo, st, msg->src, b->a, b->b);
+			memcpy(w->wire + n * m, w->store[msg->src].data + (size_t)w->slot[id] * m, m);
+			store_put(&w->store[msg->src], w->slot[id]);
+			w->holder[id] = NOWHERE;
+			n++;
 		}
 	}
+	return 0;
+}
+
+/* Step st, phase 2: every receiver takes its blocks off the wire. */
+static int sim_a2a_recv(struct sim_a2a *w, uint32_t st)
+{
+	const struct tc_sched *s = w->s;
+	const size_t N = w->N, m = w->m;
+	size_t n = 0;
+
+	for (uint32_t i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
+		const struct tc_msg *msg = &s->msgs[i];
+
+		for (uint32_t k = 0; k < msg->nblk; k++) {
+			const struct tc_blk *b = &s->blks[msg->blk_off + k];
+			size_t id = (size_t)b->a * N + b->b;
+
+			if (store_get(&w->store[msg->dst], m, &w->slot[id]))
+				return tc_err(-ENOMEM, "%s: tc_sim_run: out of memory", s->algo);
+			memcpy(w->store[msg->dst].data + (size_t)w->slot[id] * m, w->wire + n * m, m);
+			w->holder[id] = (uint32_t)msg->dst;
+			n++;
+		}
+	}
+	return 0;
+}
+
+/* Every node must hold exactly its blocks: copy them out in MPI order. */
+static int sim_a2a_unload(struct sim_a2a *w, void *const *send, void *const *recv)
+{
+	const size_t N = w->N, m = w->m;
+
 	for (size_t d = 0; d < N; d++) {
 		for (size_t o = 0; o < N; o++) {
 			size_t id = o * N + d;
@@ -165,24 +174,42 @@ static int sim_alltoall(const struct tc_sched *s, size_t m, void *const *send, v
 				memcpy(dst, (const uint8_t *)send[d] + d * m, m);
 				continue;
 			}
-			if (holder[id] != d) {
-				err = tc_err(-EPROTO, "%s: sim end: block {%zu,%zu} is not at node %zu", s->algo,
-							 o, d, d);
-				goto out;
-			}
-			memcpy(dst, store[d].data + (size_t)slot[id] * m, m);
+			if (w->holder[id] != d)
+				return tc_err(-EPROTO, "%s: sim end: block {%zu,%zu} is not at node %zu", w->s->algo, o,
+					      d, d);
+			memcpy(dst, w->store[d].data + (size_t)w->slot[id] * m, m);
 		}
 	}
-out:
-	if (store)
+	return 0;
+}
+
+static int sim_alltoall(const struct tc_sched *s, size_t m, void *const *send, void *const *recv)
+{
+	const size_t N = s->shape.nodes;
+	struct sim_a2a w = { .s = s, .N = N, .m = m };
+	int err;
+
+	w.store = calloc(N, sizeof(*w.store));
+	w.holder = malloc(N * N * sizeof(*w.holder));
+	w.slot = malloc(N * N * sizeof(*w.slot));
+	w.wire = malloc((max_step_blocks(s) + 1) * m);
+	if (!w.store || !w.holder || !w.slot || !w.wire)
+		err = tc_err(-ENOMEM, "%s: tc_sim_run: out of memory", s->algo);
+	else
+		err = sim_a2a_load(&w, send);
+	for (uint32_t st = 0; !err && st < s->nsteps; st++)
+		err = sim_a2a_send(&w, st) ?: sim_a2a_recv(&w, st);
+	if (!err)
+		err = sim_a2a_unload(&w, send, recv);
+	if (w.store)
 		for (size_t n = 0; n < N; n++) {
-			free(store[n].data);
-			free(store[n].free);
+			free(w.store[n].data);
+			free(w.store[n].free);
 		}
-	free(store);
-	free(holder);
-	free(slot);
-	free(wire);
+	free(w.store);
+	free(w.holder);
+	free(w.slot);
+	free(w.wire);
 	return err;
 }
 

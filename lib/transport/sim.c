@@ -230,6 +230,87 @@ static int tc_sim_check(struct tc_tp *tp, const struct tc_xfer *x, int *arrival)
 	return 0;
 }
 
+/* Record transfer x as node me's record; called and returns with nd->mu held. */
+static uint32_t __tc_sim_record(struct tc_sim_node *nd, const struct tc_xfer *x, int arrival)
+{
+	uint32_t ri = nd->nrecs;
+
+	nd->recs[ri] = (struct tc_sim_rec){
+		.op = x->op,
+		.port = arrival,
+		.first = x->port,
+		.peer = x->peer,
+		.seg0 = nd->nsegs,
+		.nsegs = x->nsegs,
+		.tag = x->tag,
+	};
+	memcpy(nd->segs + nd->nsegs, x->segs, x->nsegs * sizeof(*nd->segs));
+	nd->nsegs += x->nsegs;
+	nd->nrecs++;
+	nd->outstanding++;
+	return ri;
+}
+
+/* A receive just recorded (nd->mu held, released here): a send already waiting in my mailbox? */
+static void __tc_sim_match_recv(struct tc_sim *sim, int me, uint32_t ri)
+{
+	struct tc_sim_node *nd = &sim->nodes[me];
+	struct tc_sim_rec *r = &nd->recs[ri];
+	uint32_t k;
+
+	for (k = 0; k < nd->npend; k++) {
+		const struct tc_sim_ref *ref = &nd->pend[k];
+		const struct tc_sim_rec *q = &sim->nodes[ref->node].recs[ref->rec];
+
+		if (ref->node == r->peer && q->port == r->port && q->tag == r->tag)
+			break;
+	}
+	if (k < nd->npend) {
+		struct tc_sim_ref ref = nd->pend[k];
+
+		nd->pend[k] = nd->pend[--nd->npend];
+		r->claimed = 1;
+		atomic_fetch_add(&nd->busy, 1);
+		atomic_fetch_add(&sim->nodes[ref.node].busy, 1);
+		pthread_mutex_unlock(&nd->mu);
+		tc_sim_deliver(sim, ref.node, ref.rec, me, ri);
+	} else {
+		pthread_mutex_unlock(&nd->mu);
+	}
+}
+
+/* A send just recorded (no lock held): is its receive posted at the destination? Else queue it there. */
+static int tc_sim_match_send(struct tc_sim *sim, int me, uint32_t ri)
+{
+	const struct tc_sim_rec *r = &sim->nodes[me].recs[ri];
+	struct tc_sim_node *dst = &sim->nodes[r->peer];
+	int hit = -1;
+
+	pthread_mutex_lock(&dst->mu);
+	for (uint32_t k = 0; k < dst->nrecs; k++) {
+		struct tc_sim_rec *q = &dst->recs[k];
+
+		if (q->op == TC_XFER_RECV && !q->claimed && q->peer == me && q->port == r->port && q->tag == r->tag) {
+			q->claimed = 1;
+			hit = k;
+			atomic_fetch_add(&dst->busy, 1);
+			atomic_fetch_add(&sim->nodes[me].busy, 1);
+			break;
+		}
+	}
+	if (hit < 0) {
+		if (tc_grow((void **)&dst->pend, &dst->cap_pend, dst->npend + 1, sizeof(*dst->pend), 16)) {
+			pthread_mutex_unlock(&dst->mu);
+			return tc_err(-ENOMEM, "transport sim: out of memory queueing a send");
+		}
+		dst->pend[dst->npend++] = (struct tc_sim_ref){ .node = me, .rec = ri };
+	}
+	pthread_mutex_unlock(&dst->mu);
+	if (hit >= 0)
+		tc_sim_deliver(sim, me, ri, r->peer, hit);
+	return 0;
+}
+
 static int tc_sim_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
 {
 	struct tc_sim *sim = to_sim(tp);
@@ -248,83 +329,22 @@ static int tc_sim_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n
 		return tc_err(-ENOMEM, "transport sim: out of memory posting %u transfers", n);
 
 	for (unsigned int i = 0; i < n; i++) {
-		struct tc_sim_rec *r;
-		uint32_t ri, k;
-		int arrival = -1, hit = -1;
+		int arrival = -1;
+		uint32_t ri;
 
 		ret = tc_sim_check(tp, &x[i], &arrival);
 		if (ret)
 			return ret;
 		pthread_mutex_lock(&nd->mu);
-		ri = nd->nrecs;
-		r = &nd->recs[ri];
-		*r = (struct tc_sim_rec){
-			.op = x[i].op,
-			.port = arrival,
-			.first = x[i].port,
-			.peer = x[i].peer,
-			.seg0 = nd->nsegs,
-			.nsegs = x[i].nsegs,
-			.tag = x[i].tag,
-		};
-		memcpy(nd->segs + nd->nsegs, x[i].segs, x[i].nsegs * sizeof(*nd->segs));
-		nd->nsegs += x[i].nsegs;
-		nd->nrecs++;
-		nd->outstanding++;
-
-		if (r->op == TC_XFER_RECV) {
-			/* A send already waiting in my mailbox? */
-			for (k = 0; k < nd->npend; k++) {
-				const struct tc_sim_ref *ref = &nd->pend[k];
-				const struct tc_sim_rec *q = &sim->nodes[ref->node].recs[ref->rec];
-
-				if (ref->node == r->peer && q->port == r->port && q->tag == r->tag)
-					break;
-			}
-			if (k < nd->npend) {
-				struct tc_sim_ref ref = nd->pend[k];
-
-				nd->pend[k] = nd->pend[--nd->npend];
-				r->claimed = 1;
-				atomic_fetch_add(&nd->busy, 1);
-				atomic_fetch_add(&sim->nodes[ref.node].busy, 1);
-				pthread_mutex_unlock(&nd->mu);
-				tc_sim_deliver(sim, ref.node, ref.rec, me, ri);
-			} else {
-				pthread_mutex_unlock(&nd->mu);
-			}
+		ri = __tc_sim_record(nd, &x[i], arrival);
+		if (x[i].op == TC_XFER_RECV) {
+			__tc_sim_match_recv(sim, me, ri);
 			continue;
 		}
 		pthread_mutex_unlock(&nd->mu);
-
-		/* A send: is its receive posted at the destination? */
-		{
-			struct tc_sim_node *dst = &sim->nodes[r->peer];
-
-			pthread_mutex_lock(&dst->mu);
-			for (k = 0; k < dst->nrecs; k++) {
-				struct tc_sim_rec *q = &dst->recs[k];
-
-				if (q->op == TC_XFER_RECV && !q->claimed && q->peer == me && q->port == r->port &&
-				    q->tag == r->tag) {
-					q->claimed = 1;
-					hit = k;
-					atomic_fetch_add(&dst->busy, 1);
-					atomic_fetch_add(&nd->busy, 1);
-					break;
-				}
-			}
-			if (hit < 0) {
-				if (tc_grow((void **)&dst->pend, &dst->cap_pend, dst->npend + 1, sizeof(*dst->pend), 16)) {
-					pthread_mutex_unlock(&dst->mu);
-					return tc_err(-ENOMEM, "transport sim: out of memory queueing a send");
-				}
-				dst->pend[dst->npend++] = (struct tc_sim_ref){ .node = me, .rec = ri };
-			}
-			pthread_mutex_unlock(&dst->mu);
-			if (hit >= 0)
-				tc_sim_deliver(sim, me, ri, r->peer, hit);
-		}
+		ret = tc_sim_match_send(sim, me, ri);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
