@@ -245,6 +245,9 @@ void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct to
 void torus_node_quiesce(struct torus_node *n);
 void torus_fifo_free_all(struct torus_fabric *f);
 
+/* fault.c */
+int torus_link_fault_set(struct torus_fabric *f, const struct torus_link_fault *lf);
+
 /* route.c */
 void torus_coords(const struct torus_fabric *f, u32 node, u32 *coords);
 u32 torus_neighbor(const struct torus_fabric *f, u32 node, u32 port);

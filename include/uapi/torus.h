@@ -422,6 +422,7 @@ struct torus_counters {
 #define TORUS_FAULT_DOWN (1U << 0)  /* sends needing the link complete with -ENOLINK */
 #define TORUS_FAULT_DROP (1U << 1)  /* the next @drop_count messages vanish */
 #define TORUS_FAULT_DELAY (1U << 2) /* add @delay_ns real and virtual latency */
+#define TORUS_FAULT_ALL_FLAGS (TORUS_FAULT_DOWN | TORUS_FAULT_DROP | TORUS_FAULT_DELAY)
 
 /**
  * struct torus_link_fault - TORUS_IOC_LINK_FAULT (ctl device): set the fault
