@@ -6,7 +6,10 @@
  *				FIFO use/credits, link clock, counters, faults
  *   node<N>/fault		write "port flags drop_count delay_ns" to set
  *				the fault knobs of the link leaving on port
- *				(flags as TORUS_FAULT_*; "port 0 0 0" clears)
+ *				(flags in hex as TORUS_FAULT_*; "port 0 0 0"
+ *				clears); checked and applied as
+ *				TORUS_IOC_LINK_FAULT does (fault.c), EINVAL
+ *				for a bad line, flags, port or delay
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
