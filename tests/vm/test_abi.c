@@ -817,4 +817,66 @@ TEST_F(abi, link_fault__ioctl_and_debugfs_share_checks)
 	EXPECT_STREQ("fault 0x0 drop 0 delay_ns 0", got);
 }
 
+/* The node device's calls besides ioctl: mmap, read, write, lseek. */
+TEST_F(abi, node_device__mmap_read_write_lseek_errnos)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = self->f.fd[0];
+	char c = 0;
+	void *p;
+
+	TV_SKIPPED();
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, page);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno) TH_LOG("mmap at offset %ld", page);
+	p = mmap(NULL, self->f.map_len + page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno) TH_LOG("mmap of %zu bytes", self->f.map_len + page);
+	EXPECT_EQ(-1, read(fd, &c, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, write(fd, &c, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, lseek(fd, 0, SEEK_SET));
+	EXPECT_EQ(ESPIPE, errno);
+}
+
+/*
+ * A receive still queued at its node's last close completes with
+ * -ECANCELED: counted in the node's errors (seen on the ctl device), while
+ * its entry goes with the file (the next opener's CQ is empty).
+ */
+TEST_F(abi, close__queued_descriptor_is_ecanceled_and_only_counted)
+{
+	struct torus_seg seg = { 0, 64 };
+	struct torus_fabric_create c;
+	struct torus_counters cnt;
+	struct torus_cqe e[2];
+	struct torus_desc x;
+	__u32 ring[1] = { 4 };
+	int fd;
+
+	TV_SKIPPED();
+	tv_create_args(&c, 1, ring, 1, 0);
+	c.matrix_bytes = 64 << 10;
+	ASSERT_EQ(0, tv_ioctl(self->ctl, TORUS_IOC_FABRIC_CREATE, &c));
+	fd = tv_node_open(c.fabric_id, 0);
+	ASSERT_LE(0, fd);
+	tv_recv_desc(&x, 0, 1, &seg, 1, 0);
+	EXPECT_EQ(0, tv_post(fd, &x, 1, NULL));
+	ASSERT_EQ(0, tv_counters(self->ctl, c.fabric_id, 0, &cnt));
+	EXPECT_EQ(1, cnt.node.posted);
+	EXPECT_EQ(0, cnt.node.completed);
+	EXPECT_EQ(0, cnt.node.errors);
+	close(fd);
+	ASSERT_EQ(0, tv_counters(self->ctl, c.fabric_id, 0, &cnt));
+	EXPECT_EQ(1, cnt.node.posted);
+	EXPECT_EQ(1, cnt.node.completed);
+	EXPECT_EQ(1, cnt.node.errors);
+	fd = tv_node_open(c.fabric_id, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, tv_wait(fd, e, 0, 2, 0));
+	close(fd);
+	EXPECT_EQ(0, tv_destroy(self->ctl, c.fabric_id));
+}
+
 TV_MAIN
