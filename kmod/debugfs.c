@@ -6,7 +6,10 @@
  *				FIFO use/credits, link clock, counters, faults
  *   node<N>/fault		write "port flags drop_count delay_ns" to set
  *				the fault knobs of the link leaving on port
- *				(flags as TORUS_FAULT_*; "port 0 0 0" clears)
+ *				(flags in hex as TORUS_FAULT_*; "port 0 0 0"
+ *				clears); checked and applied as
+ *				TORUS_IOC_LINK_FAULT does (fault.c), EINVAL
+ *				for a bad line, flags, port or delay
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -100,30 +103,19 @@ static ssize_t torus_node_fault_write(struct file *file, const char __user *ubuf
 				      loff_t *ppos)
 {
 	struct torus_node *n = file->private_data;
-	struct torus_fabric *f = n->fab;
-	u32 port, flags, drop;
-	struct torus_link *l;
+	struct torus_link_fault lf = { .node_id = n->id };
 	char buf[64];
-	u64 delay;
+	int ret;
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = 0;
-	if (sscanf(buf, "%u %x %u %llu", &port, &flags, &drop, &delay) != 4)
+	if (sscanf(buf, "%u %x %u %llu", &lf.port, &lf.flags, &lf.drop_count, &lf.delay_ns) != 4)
 		return -EINVAL;
-	if (port >= f->nports || n->ports[port].neighbor == TORUS_NO_NODE ||
-	    flags & ~(TORUS_FAULT_DOWN | TORUS_FAULT_DROP | TORUS_FAULT_DELAY) ||
-	    delay > TORUS_MAX_FAULT_DELAY_NS)
-		return -EINVAL;
-	l = &n->ports[port].link;
-	spin_lock(&f->lock);
-	l->fault_flags = flags;
-	l->drop_count = flags & TORUS_FAULT_DROP ? drop : 0;
-	l->delay_ns = flags & TORUS_FAULT_DELAY ? delay : 0;
-	spin_unlock(&f->lock);
-	return len;
+	ret = torus_link_fault_set(n->fab, &lf);
+	return ret ? ret : len;
 }
 
 static const struct file_operations torus_node_fault_fops = {

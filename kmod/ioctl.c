@@ -190,27 +190,10 @@ static int torus_ioc_counters(struct torus_ucmd *uc)
 static int torus_ioc_link_fault(struct torus_ucmd *uc)
 {
 	struct torus_link_fault *lf = uc->cmd;
-	struct torus_fabric *f;
-	struct torus_link *l;
-	int ret = 0;
+	int ret;
 
-	if (lf->delay_ns > TORUS_MAX_FAULT_DELAY_NS)
-		return -EINVAL;
 	mutex_lock(&torus_registry_lock);
-	f = __torus_fabric_find(lf->fabric_id);
-	if (!f || lf->node_id >= f->nodes) {
-		ret = -ENOENT;
-	} else if (lf->port >= f->nports ||
-		   f->node[lf->node_id].ports[lf->port].neighbor == TORUS_NO_NODE) {
-		ret = -EINVAL;
-	} else {
-		l = &f->node[lf->node_id].ports[lf->port].link;
-		spin_lock(&f->lock);
-		l->fault_flags = lf->flags;
-		l->drop_count = lf->flags & TORUS_FAULT_DROP ? lf->drop_count : 0;
-		l->delay_ns = lf->flags & TORUS_FAULT_DELAY ? lf->delay_ns : 0;
-		spin_unlock(&f->lock);
-	}
+	ret = torus_link_fault_set(__torus_fabric_find(lf->fabric_id), lf);
 	mutex_unlock(&torus_registry_lock);
 	return ret;
 }
@@ -242,8 +225,7 @@ static const struct torus_ioctl_op torus_ops[] = {
 	TORUS_OP(CQ_WAIT, torus_cq_wait, count, 0, TORUS_ON_NODE, torus_ioc_cq_wait),
 	TORUS_OP(COUNTERS, torus_counters, links, TORUS_COUNTERS_RESET,
 		 TORUS_ON_CTL | TORUS_ON_NODE, torus_ioc_counters),
-	TORUS_OP(LINK_FAULT, torus_link_fault, delay_ns,
-		 TORUS_FAULT_DOWN | TORUS_FAULT_DROP | TORUS_FAULT_DELAY,
+	TORUS_OP(LINK_FAULT, torus_link_fault, delay_ns, TORUS_FAULT_ALL_FLAGS,
 		 TORUS_ON_CTL, torus_ioc_link_fault),
 };
 static_assert(ARRAY_SIZE(torus_ops) == TORUS_CMD_LAST - TORUS_CMD_BASE);

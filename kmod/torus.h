@@ -188,6 +188,12 @@ static inline u32 torus_link_id(u32 node, u32 port)
 	return node * TORUS_MAX_PORTS + port;
 }
 
+/* Receive @r takes a message tagged @tag (posting and the FIFO both match). */
+static inline bool torus_tag_matches(const struct torus_kdesc *r, u64 tag)
+{
+	return (r->flags & TORUS_RECV_ANY_TAG) || r->tag == tag;
+}
+
 /* main.c */
 extern struct dentry *torus_debugfs_root;
 extern int torus_engine_inline;
@@ -218,16 +224,29 @@ int torus_matrix_check_segs(const struct torus_seg *segs, u32 nsegs, u64 size, u
 void torus_copy_segs(void *dbase, const struct torus_seg *dsegs, u32 dn,
 		     const void *sbase, const struct torus_seg *ssegs, u32 sn, u64 len);
 
-/* port.c */
+/* post.c */
+void torus_kdesc_free(struct torus_kdesc *d);
+void torus_kdesc_free_list(struct list_head *list);
+struct torus_kdesc *__torus_claim_recv(struct torus_port *rp, u64 tag);
+void __torus_unqueue_send(struct torus_kdesc *d);
+void __torus_unqueue_all(struct torus_node *n, struct list_head *dead);
+int torus_post(struct torus_node *n, struct torus_post *p);
+
+/* engine.c */
 void torus_engine_init(struct torus_engine *eng, struct torus_node *n);
 void torus_engine_kick(struct torus_engine *eng);
 void torus_engine_work(struct work_struct *work);
 void torus_engine_run(struct torus_engine *eng, bool from_work);
 struct torus_engine *torus_node_engine(struct torus_node *n, u32 port);
 void __torus_wake_waiters(struct list_head *waiters);
-int torus_post(struct torus_node *n, struct torus_post *p);
+struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kdesc *r);
+void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct torus_fifo_msg *msg,
+			struct torus_kdesc *r);
 void torus_node_quiesce(struct torus_node *n);
 void torus_fifo_free_all(struct torus_fabric *f);
+
+/* fault.c */
+int torus_link_fault_set(struct torus_fabric *f, const struct torus_link_fault *lf);
 
 /* route.c */
 void torus_coords(const struct torus_fabric *f, u32 node, u32 *coords);

@@ -38,28 +38,66 @@
  *   each completion it reaps.
  *
  * Every ioctl takes one struct whose first field is __u32 size (bytes the
- * caller filled) followed by __u32 flags. Errors, in the order checked:
- *   ENOTTY      unknown command
- *   EFAULT      the argument (or a user pointer in it) is not readable/writable
- *   EINVAL      size < the command's minimum size, a non-zero __reserved field,
- *               or a value out of range (segment outside the matrix, bad port,
- *               bad dims, route leaving a mesh, ...)
+ * caller filled) followed by __u32 flags. Every errno an ioctl returns:
+ * first the checks every command shares, in this order,
+ *   ENOTTY      unknown command, or a command the device does not serve: the
+ *               node commands (NODE_QUERY, POST, CQ_WAIT) on /dev/torus-ctl,
+ *               the control commands (FABRIC_CREATE, FABRIC_DESTROY,
+ *               LINK_FAULT) on a node device. The argument is not read.
+ *   EFAULT      the argument is not readable
+ *   EINVAL      size < the command's minimum size
  *   E2BIG       size > sizeof(struct) known to the kernel and the extra tail is
- *               not all zero
- *   EOPNOTSUPP  an unknown bit in flags (or in a descriptor's flags)
- *   ENOENT      no fabric / node with that id
- *   EBUSY       destroying a fabric whose nodes are open
- *   EAGAIN      a queue (descriptor queue, completion queue reservation) is full
+ *               not all zero (also a descriptor of a POST whose desc_size is
+ *               larger than the kernel's struct torus_desc)
+ *   EOPNOTSUPP  an unknown bit in flags (also in a descriptor's flags)
+ * then each command's own:
+ *   EINVAL      a non-zero __reserved field, or a value out of range: bad dims
+ *               or limits (FABRIC_CREATE); a descriptor with a bad op, port,
+ *               destination or segment count, an empty segment or one
+ *               outside the matrix, a route that does not lead to dst_node
+ *               or leaves a mesh, a send port other than the route's first
+ *               hop; count 0 or above max_batch, desc_size below the minimum
+ *               (POST); entry_size below sizeof(struct torus_cqe),
+ *               min_entries above max_entries or the CQ depth (CQ_WAIT);
+ *               a delay above 1 s, or a port that the node lacks or that
+ *               leaves a mesh edge (LINK_FAULT)
+ *   ENOENT      no fabric with that id (FABRIC_DESTROY, FABRIC_QUERY on the
+ *               ctl device, COUNTERS on the ctl device, LINK_FAULT), or no
+ *               node with that index in it (COUNTERS, LINK_FAULT)
+ *   EBUSY       FABRIC_DESTROY of a fabric one of whose nodes is open;
+ *               FABRIC_CREATE when every fabric id is in use (256 fabrics)
+ *   ENOSPC      FABRIC_CREATE when the node device minors run out (65536
+ *               node devices over all fabrics)
+ *   EAGAIN      POST: the port's send or receive queue (sq_depth) is full, or
+ *               the node's CQ has no free slot for the completion (cq_depth
+ *               completions not yet reaped or still promised)
  *   ENOMEM      allocation failure
- *   ETIMEDOUT   TORUS_IOC_CQ_WAIT timed out with fewer than min_entries
- *   EINTR       TORUS_IOC_CQ_WAIT interrupted by a signal
+ *   EFAULT      a user pointer in the argument (POST's descs and segs,
+ *               CQ_WAIT's entries when not even the first entry could be
+ *               written) is bad, or the struct cannot be written back (a
+ *               FABRIC_CREATE whose result cannot be written back destroys
+ *               the new fabric)
+ *   ETIMEDOUT   CQ_WAIT timed out with fewer than min_entries (count is set)
+ *   EINTR       CQ_WAIT interrupted by a signal (count is set)
+ * A POST that fails part way returns the first failing descriptor's errno,
+ * with the ones before it posted (posted says how many).
+ *
+ * The node device, besides its ioctls:
+ *   open   ENXIO   no node behind this device number any more: its fabric was
+ *                  destroyed (a stale device node, or an open racing the
+ *                  destroy). A fabric cannot vanish under an open node:
+ *                  FABRIC_DESTROY is EBUSY while one is open.
+ *          ENOMEM  the node's buffer matrix or CQ could not be allocated
+ *                  (first open)
+ *   mmap   EINVAL  offset not 0, or longer than the buffer matrix
+ *   read, write: EINVAL (no such operation); lseek: ESPIPE
  *
  * Completion status (torus_cqe.status, 0 or a negative errno):
- *   -EMSGSIZE   message length differs from the matched receive's length
- *   -ECANCELED  descriptor cancelled (node closed, fabric destroyed)
- *   -ENOLINK    a link of the route is down (fault knob)
- *   -EHOSTUNREACH  route leaves a mesh (rejected at post as EINVAL instead
- *               when the kernel can tell then)
+ *   -EMSGSIZE   message length differs from the matched receive's length:
+ *               the receive completes with it, and so does the send when the
+ *               receive was already waiting (a send parked in the FIFO has
+ *               completed with 0 by then); nothing is delivered
+ *   -ENOLINK    send: a link of the route is down (fault knob)
  *   -ENOMEM     send: the copy into the receiver's FIFO could not be
  *               allocated; nothing is delivered
  *   -ECONNREFUSED  send: nobody has the destination node open and a process
@@ -67,6 +105,12 @@
  *               A node never opened since fabric creation buffers messages
  *               in its FIFO for its first opener; a node's last close drops
  *               the messages waiting in its FIFOs.
+ *   -ECANCELED  a descriptor still queued at its node's last close. Its entry
+ *               goes with the file, so no CQ shows it; the node's errors
+ *               counter (COUNTERS on the ctl device) does.
+ *   A send dropped by TORUS_FAULT_DROP completes with 0 and delivers nothing.
+ *   (-EHOSTUNREACH is never a status: every route is checked at post, and one
+ *   that leaves a mesh is EINVAL there.)
  */
 #ifndef _UAPI_TORUS_H
 #define _UAPI_TORUS_H
@@ -422,6 +466,7 @@ struct torus_counters {
 #define TORUS_FAULT_DOWN (1U << 0)  /* sends needing the link complete with -ENOLINK */
 #define TORUS_FAULT_DROP (1U << 1)  /* the next @drop_count messages vanish */
 #define TORUS_FAULT_DELAY (1U << 2) /* add @delay_ns real and virtual latency */
+#define TORUS_FAULT_ALL_FLAGS (TORUS_FAULT_DOWN | TORUS_FAULT_DROP | TORUS_FAULT_DELAY)
 
 /**
  * struct torus_link_fault - TORUS_IOC_LINK_FAULT (ctl device): set the fault

@@ -3,10 +3,17 @@
  * torus.ko ioctl ABI: handshake, argument sizes (min_size - 1 is EINVAL,
  * sizeof + 1 with a non-zero tail is E2BIG), unknown commands (ENOTTY),
  * unknown flags (EOPNOTSUPP), bad pointers (EFAULT), reserved fields,
- * bad shapes, out-of-bounds segments and routes off a mesh edge (EINVAL).
+ * bad shapes, out-of-bounds segments and routes off a mesh edge (EINVAL),
+ * commands on the wrong device (ENOTTY), fabric ids running out (EBUSY), a
+ * node whose fabric is gone (ENXIO), and the link-fault checks shared by the
+ * ioctl and debugfs.
  * Runs in the guest (utils/torus-vm) against the loaded module.
  */
+#include <limits.h>
 #include <poll.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <kselftest_harness.h>
 
@@ -581,7 +588,6 @@ TEST_F(abi, post__route_off_a_mesh_edge_is_einval)
 TEST_F(abi, link_fault__bad_link_is_rejected)
 {
 	struct torus_link_fault lf = { .size = sizeof(lf) };
-	int ret;
 
 	TV_SKIPPED();
 	lf.fabric_id = self->f.id;
@@ -589,11 +595,288 @@ TEST_F(abi, link_fault__bad_link_is_rejected)
 	EXPECT_EQ(-EINVAL, tv_ioctl(self->ctl, TORUS_IOC_LINK_FAULT, &lf));
 	lf.port = 0;
 	lf.node_id = self->f.nodes;
-	ret = tv_ioctl(self->ctl, TORUS_IOC_LINK_FAULT, &lf);
-	EXPECT_TRUE(ret == -EINVAL || ret == -ENOENT);
+	EXPECT_EQ(-ENOENT, tv_ioctl(self->ctl, TORUS_IOC_LINK_FAULT, &lf));
 	lf.node_id = 0;
 	lf.fabric_id = 0x7fffffff;
 	EXPECT_EQ(-ENOENT, tv_ioctl(self->ctl, TORUS_IOC_LINK_FAULT, &lf));
+}
+
+/*
+ * The node commands on /dev/torus-ctl and the control commands on a node
+ * device are ENOTTY, with a valid argument (only the device is wrong) and
+ * with none at all (the argument is not read), and change nothing.
+ */
+TEST_F(abi, ioctl__command_on_the_wrong_device_is_enotty)
+{
+	unsigned char buf[ARGBUF];
+	int before, wrong = 0;
+	size_t k, j;
+
+	TV_SKIPPED();
+	before = count_fabrics(self->ctl);
+	ASSERT_LE(2, before);
+	for (k = 0; k < sizeof(iocs) / sizeof(iocs[0]); k++) {
+		const struct ioc *i = &iocs[k];
+		int both = 0, fd = i->on_node ? self->ctl : self->f.fd[0];
+
+		for (j = 0; j < sizeof(iocs) / sizeof(iocs[0]); j++)
+			both |= j != k && iocs[j].cmd == i->cmd;
+		if (both)
+			continue;
+		wrong++;
+		valid_arg(i, &self->f, buf);
+		*(__u32 *)buf = i->size;
+		EXPECT_EQ(-ENOTTY, tv_ioctl(fd, i->cmd, buf)) TH_LOG("%s on the other device", i->name);
+		EXPECT_EQ(-ENOTTY, tv_ioctl(fd, i->cmd, NULL)) TH_LOG("%s, NULL argument", i->name);
+	}
+	/* node_query, post, cq_wait; fabric_create, fabric_destroy, link_fault */
+	EXPECT_EQ(6, wrong);
+	EXPECT_EQ(before, count_fabrics(self->ctl));
+	EXPECT_EQ(-EBUSY, tv_destroy(self->ctl, self->f.id));
+}
+
+/*
+ * A device node of a destroyed fabric (here made again with mknod, as a
+ * stale node or an open racing the destroy would find it) opens with ENXIO.
+ */
+TEST_F(abi, node_open__fabric_destroyed_is_enxio)
+{
+	char path[96], stale[] = "/tmp/torus-abi-XXXXXX", node[PATH_MAX];
+	struct torus_fabric_create c;
+	__u32 ring[1] = { 2 };
+	struct stat st;
+	int fd;
+
+	TV_SKIPPED();
+	tv_create_args(&c, 1, ring, 1, 0);
+	ASSERT_EQ(0, tv_ioctl(self->ctl, TORUS_IOC_FABRIC_CREATE, &c));
+	fd = tv_node_open(c.fabric_id, 1); /* waits for devtmpfs */
+	ASSERT_LE(0, fd) TH_LOG("open node 1 of fabric %u: %s", c.fabric_id, strerror(-fd));
+	close(fd);
+	tv_node_path(path, sizeof(path), c.fabric_id, 1);
+	ASSERT_EQ(0, stat(path, &st));
+	ASSERT_TRUE(S_ISCHR(st.st_mode));
+	ASSERT_EQ(0, tv_destroy(self->ctl, c.fabric_id));
+	ASSERT_NE(NULL, mkdtemp(stale));
+	snprintf(node, sizeof(node), "%s/node", stale);
+	ASSERT_EQ(0, mknod(node, S_IFCHR | 0600, st.st_rdev)) TH_LOG("mknod: %s", strerror(errno));
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(ENXIO, errno);
+	if (fd >= 0)
+		close(fd);
+	unlink(node);
+	rmdir(stale);
+}
+
+/* 256 fabric ids: the next create is EBUSY; one destroyed frees one. */
+TEST_F(abi, fabric_create__out_of_fabric_ids_is_ebusy)
+{
+	static __u32 ids[300];
+	struct torus_fabric_create c;
+	__u32 ring[1] = { 2 };
+	int before, n = 0, ret = 0, k;
+
+	TV_SKIPPED();
+	before = count_fabrics(self->ctl);
+	ASSERT_LE(2, before);
+	while (n < 300) {
+		tv_create_args(&c, 1, ring, 1, 0);
+		ret = tv_ioctl(self->ctl, TORUS_IOC_FABRIC_CREATE, &c);
+		if (ret)
+			break;
+		ids[n++] = c.fabric_id;
+	}
+	EXPECT_EQ(-EBUSY, ret);
+	EXPECT_EQ(256 - before, n);
+	EXPECT_EQ(256, count_fabrics(self->ctl));
+	if (n > 0) {
+		EXPECT_EQ(0, tv_destroy(self->ctl, ids[n - 1]));
+		tv_create_args(&c, 1, ring, 1, 0);
+		EXPECT_EQ(0, tv_ioctl(self->ctl, TORUS_IOC_FABRIC_CREATE, &c));
+		ids[n - 1] = c.fabric_id;
+		tv_create_args(&c, 1, ring, 1, 0);
+		EXPECT_EQ(-EBUSY, tv_ioctl(self->ctl, TORUS_IOC_FABRIC_CREATE, &c));
+	}
+	for (k = 0; k < n; k++)
+		EXPECT_EQ(0, tv_destroy(self->ctl, ids[k]));
+	EXPECT_EQ(before, count_fabrics(self->ctl));
+}
+
+/* Write @s to a debugfs file: 0 or -errno. */
+static int dbg_write(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The "fault 0x.. drop .. delay_ns .." of @port in a node's debugfs state. */
+static int dbg_fault_of(const char *state, __u32 port, char *out, size_t len)
+{
+	char line[512], want[32];
+	FILE *fp = fopen(state, "r");
+	int ret = -ENOENT;
+
+	if (!fp)
+		return -errno;
+	snprintf(want, sizeof(want), "port %u ", port);
+	while (fgets(line, sizeof(line), fp)) {
+		char *f = strstr(line, " fault ");
+
+		if (strncmp(line, want, strlen(want)) || !f)
+			continue;
+		snprintf(out, len, "%s", f + 1);
+		out[strcspn(out, "\n")] = 0;
+		ret = 0;
+		break;
+	}
+	fclose(fp);
+	return ret;
+}
+
+/*
+ * One setter serves TORUS_IOC_LINK_FAULT and debugfs' node<N>/fault: both
+ * reject the same bad links and delays with EINVAL, and what one sets the
+ * other clears.
+ */
+TEST_F(abi, link_fault__ioctl_and_debugfs_share_checks)
+{
+	struct torus_link_fault lf = { .size = sizeof(lf) };
+	char dir[128], fault[192], state[192], got[128];
+	static const struct {
+		__u32 port, flags;
+		__u64 delay_ns;
+	} bad[] = {
+		{ 2, 0, 0 },				/* a ring has ports 0 and 1 */
+		{ 0, TORUS_FAULT_DELAY, 1000000001ULL },	/* above 1 s */
+		{ 0, 0, 1000000001ULL },		/* checked without the flag too */
+	};
+	size_t k;
+
+	TV_SKIPPED();
+	if (access("/sys/kernel/debug/torus", F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	snprintf(dir, sizeof(dir), "/sys/kernel/debug/torus/fabric%u/node0", self->f.id);
+	if (access(dir, F_OK))
+		SKIP(return, "%s absent (no debugfs)", dir);
+	snprintf(fault, sizeof(fault), "%s/fault", dir);
+	snprintf(state, sizeof(state), "%s/state", dir);
+	lf.fabric_id = self->f.id;
+	for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		char line[64];
+
+		lf.port = bad[k].port;
+		lf.flags = bad[k].flags;
+		lf.delay_ns = bad[k].delay_ns;
+		EXPECT_EQ(-EINVAL, tv_ioctl(self->ctl, TORUS_IOC_LINK_FAULT, &lf)) TH_LOG("case %zu", k);
+		snprintf(line, sizeof(line), "%u %x 0 %llu", bad[k].port, bad[k].flags,
+			 (unsigned long long)bad[k].delay_ns);
+		EXPECT_EQ(-EINVAL, dbg_write(fault, line)) TH_LOG("debugfs \"%s\"", line);
+	}
+	/* unknown flags: EOPNOTSUPP at the ioctl's dispatch, EINVAL in debugfs */
+	lf.port = 0;
+	lf.flags = 1U << 3;
+	lf.delay_ns = 0;
+	EXPECT_EQ(-EOPNOTSUPP, tv_ioctl(self->ctl, TORUS_IOC_LINK_FAULT, &lf));
+	EXPECT_EQ(-EINVAL, dbg_write(fault, "0 8 0 0"));
+	/* a mesh edge: node 0 of the 4x4 mesh has no neighbour behind port 1 */
+	lf.fabric_id = self->m.id;
+	lf.port = 1;
+	lf.flags = TORUS_FAULT_DOWN;
+	EXPECT_EQ(-EINVAL, tv_ioctl(self->ctl, TORUS_IOC_LINK_FAULT, &lf));
+	snprintf(got, sizeof(got), "/sys/kernel/debug/torus/fabric%u/node0/fault", self->m.id);
+	EXPECT_EQ(-EINVAL, dbg_write(got, "1 1 0 0"));
+	/* nothing was set by any of the above */
+	ASSERT_EQ(0, dbg_fault_of(state, 0, got, sizeof(got)));
+	EXPECT_STREQ("fault 0x0 drop 0 delay_ns 0", got);
+	/* debugfs sets (drop only kept with DROP, delay only with DELAY) ... */
+	EXPECT_EQ(0, dbg_write(fault, "0 6 3 5000"));
+	ASSERT_EQ(0, dbg_fault_of(state, 0, got, sizeof(got)));
+	EXPECT_STREQ("fault 0x6 drop 3 delay_ns 5000", got);
+	EXPECT_EQ(0, dbg_write(fault, "0 1 3 5000"));
+	ASSERT_EQ(0, dbg_fault_of(state, 0, got, sizeof(got)));
+	EXPECT_STREQ("fault 0x1 drop 0 delay_ns 0", got);
+	/* ... the ioctl sets and clears the same link */
+	lf.fabric_id = self->f.id;
+	lf.port = 0;
+	lf.flags = TORUS_FAULT_DROP;
+	lf.drop_count = 2;
+	lf.delay_ns = 7;
+	EXPECT_EQ(0, tv_ioctl(self->ctl, TORUS_IOC_LINK_FAULT, &lf));
+	ASSERT_EQ(0, dbg_fault_of(state, 0, got, sizeof(got)));
+	EXPECT_STREQ("fault 0x2 drop 2 delay_ns 0", got);
+	lf.flags = 0;
+	EXPECT_EQ(0, tv_ioctl(self->ctl, TORUS_IOC_LINK_FAULT, &lf));
+	ASSERT_EQ(0, dbg_fault_of(state, 0, got, sizeof(got)));
+	EXPECT_STREQ("fault 0x0 drop 0 delay_ns 0", got);
+}
+
+/* The node device's calls besides ioctl: mmap, read, write, lseek. */
+TEST_F(abi, node_device__mmap_read_write_lseek_errnos)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = self->f.fd[0];
+	char c = 0;
+	void *p;
+
+	TV_SKIPPED();
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, page);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno) TH_LOG("mmap at offset %ld", page);
+	p = mmap(NULL, self->f.map_len + page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno) TH_LOG("mmap of %zu bytes", self->f.map_len + page);
+	EXPECT_EQ(-1, read(fd, &c, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, write(fd, &c, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, lseek(fd, 0, SEEK_SET));
+	EXPECT_EQ(ESPIPE, errno);
+}
+
+/*
+ * A receive still queued at its node's last close completes with
+ * -ECANCELED: counted in the node's errors (seen on the ctl device), while
+ * its entry goes with the file (the next opener's CQ is empty).
+ */
+TEST_F(abi, close__queued_descriptor_is_ecanceled_and_only_counted)
+{
+	struct torus_seg seg = { 0, 64 };
+	struct torus_fabric_create c;
+	struct torus_counters cnt;
+	struct torus_cqe e[2];
+	struct torus_desc x;
+	__u32 ring[1] = { 4 };
+	int fd;
+
+	TV_SKIPPED();
+	tv_create_args(&c, 1, ring, 1, 0);
+	c.matrix_bytes = 64 << 10;
+	ASSERT_EQ(0, tv_ioctl(self->ctl, TORUS_IOC_FABRIC_CREATE, &c));
+	fd = tv_node_open(c.fabric_id, 0);
+	ASSERT_LE(0, fd);
+	tv_recv_desc(&x, 0, 1, &seg, 1, 0);
+	EXPECT_EQ(0, tv_post(fd, &x, 1, NULL));
+	ASSERT_EQ(0, tv_counters(self->ctl, c.fabric_id, 0, &cnt));
+	EXPECT_EQ(1, cnt.node.posted);
+	EXPECT_EQ(0, cnt.node.completed);
+	EXPECT_EQ(0, cnt.node.errors);
+	close(fd);
+	ASSERT_EQ(0, tv_counters(self->ctl, c.fabric_id, 0, &cnt));
+	EXPECT_EQ(1, cnt.node.posted);
+	EXPECT_EQ(1, cnt.node.completed);
+	EXPECT_EQ(1, cnt.node.errors);
+	fd = tv_node_open(c.fabric_id, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, tv_wait(fd, e, 0, 2, 0));
+	close(fd);
+	EXPECT_EQ(0, tv_destroy(self->ctl, c.fabric_id));
 }
 
 TV_MAIN

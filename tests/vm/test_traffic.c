@@ -436,7 +436,21 @@ TEST_F(traffic, length_mismatch__is_emsgsize_not_truncation)
 	ASSERT_EQ(1, tv_reap(f->fd[1], &e, 1));
 	EXPECT_EQ(-EMSGSIZE, e.status);
 	ASSERT_EQ(1, tv_reap(f->fd[0], &e, 1));
+	/* the receive was waiting: the send completes with it too */
+	EXPECT_EQ(-EMSGSIZE, e.status);
 	/* nothing past the receive's segment was written */
+	EXPECT_EQ(0, f->map[1][r.offset + 1000]);
+	/* no receive yet: the message parks in the FIFO and its send completes
+	 * with 0; the receive posted later gets -EMSGSIZE and nothing */
+	tv_send_desc(&x, 1, 10, &s, 1, 0);
+	ASSERT_EQ(0, tv_post(f->fd[0], &x, 1, NULL));
+	ASSERT_EQ(1, tv_reap(f->fd[0], &e, 1));
+	EXPECT_EQ(0, e.status);
+	tv_recv_desc(&x, 1, 10, &r, 1, 0);
+	ASSERT_EQ(0, tv_post(f->fd[1], &x, 1, NULL));
+	ASSERT_EQ(1, tv_reap(f->fd[1], &e, 1));
+	EXPECT_EQ(-EMSGSIZE, e.status);
+	EXPECT_EQ(0, f->map[1][r.offset]);
 	EXPECT_EQ(0, f->map[1][r.offset + 1000]);
 }
 

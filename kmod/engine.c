@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * torus: ports. Posting validates a descriptor and queues it (sends on the
- * engine of their first-hop port, receives on the arrival port's receive
- * queue). A port engine, a work item on the fabric's unbound workqueue,
- * takes its sends in order: the oldest matching receive at the destination
- * gets the message copied matrix to matrix; without one the message is
- * parked in the destination port's FIFO if its byte credits allow, else the
- * engine stalls until a receive is posted or credits come back.
+ * torus: the port engines, the transmit DMA engines that move messages. An
+ * engine is a work item on the fabric's unbound workqueue (or the poster
+ * itself, see torus_engine_run()); it takes the sends queued on it (post.c)
+ * in order and carries each along its route: the oldest matching receive at
+ * the destination gets the message copied matrix to matrix; without one the
+ * message is parked in the destination port's receive FIFO if its byte
+ * credits allow, else the engine stalls until a receive is posted or credits
+ * come back. The link faults of the route (fault.c) apply here. Completions
+ * of both ends go to their nodes' CQs from here, and a node's last close
+ * stops its engines and drops its FIFOs.
  */
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -45,20 +48,6 @@ void __torus_wake_waiters(struct list_head *waiters)
 	}
 }
 
-static void torus_kdesc_free(struct torus_kdesc *d)
-{
-	torus_matrix_put(d->mx);
-	kfree(d);
-}
-
-static void torus_kdesc_free_list(struct list_head *list)
-{
-	struct torus_kdesc *d, *tmp;
-
-	list_for_each_entry_safe(d, tmp, list, list)
-		torus_kdesc_free(d);
-}
-
 /* Caller holds fab->lock. */
 static void __torus_complete(struct torus_kdesc *d, int status, u64 bytes, u32 peer, u64 tag,
 			     u64 t_start, u64 t_end)
@@ -83,28 +72,8 @@ static void __torus_complete(struct torus_kdesc *d, int status, u64 bytes, u32 p
 	torus_cq_complete(d->node, &e);
 }
 
-static bool torus_tag_matches(const struct torus_kdesc *r, u64 tag)
-{
-	return (r->flags & TORUS_RECV_ANY_TAG) || r->tag == tag;
-}
-
-/* Oldest receive on @rp matching @tag, unlinked. Caller holds fab->lock. */
-static struct torus_kdesc *__torus_claim_recv(struct torus_port *rp, u64 tag)
-{
-	struct torus_kdesc *r;
-
-	list_for_each_entry(r, &rp->rxq, list) {
-		if (torus_tag_matches(r, tag)) {
-			list_del(&r->list);
-			rp->rq_count--;
-			return r;
-		}
-	}
-	return NULL;
-}
-
 /* Oldest FIFO message on @rp matching receive @r, unlinked. Caller holds fab->lock. */
-static struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kdesc *r)
+struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kdesc *r)
 {
 	struct torus_fifo_msg *msg;
 
@@ -121,8 +90,8 @@ static struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct to
  * Scatter a claimed FIFO message into claimed receive @r, return the
  * message's credits and complete @r. Frees both. Called without locks.
  */
-static void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp,
-			       struct torus_fifo_msg *msg, struct torus_kdesc *r)
+void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct torus_fifo_msg *msg,
+			struct torus_kdesc *r)
 {
 	struct torus_seg flat = { .offset = 0, .length = msg->len };
 	int status = r->len == msg->len ? 0 : -EMSGSIZE;
@@ -136,13 +105,6 @@ static void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp,
 	spin_unlock(&f->lock);
 	kvfree(msg);
 	torus_kdesc_free(r);
-}
-
-/* Take the head send off @eng's queue. Caller holds fab->lock. */
-static void __torus_unqueue_send(struct torus_kdesc *d)
-{
-	list_del(&d->list);
-	d->node->ports[d->port].sq_count--;
 }
 
 /* One send of @eng. Returns true after progress, false when idle or stalled. */
@@ -326,204 +288,6 @@ void torus_engine_work(struct work_struct *work)
 	torus_engine_run(container_of(to_delayed_work(work), struct torus_engine, dwork), true);
 }
 
-static bool torus_hops_zero(const s16 *hops)
-{
-	int d;
-
-	for (d = 0; d < TORUS_MAX_DIMS; d++)
-		if (hops[d])
-			return false;
-	return true;
-}
-
-/* Check the fields of a user descriptor that need no allocation. */
-static int torus_desc_check(struct torus_node *n, const struct torus_desc *ud)
-{
-	struct torus_fabric *f = n->fab;
-
-	if (ud->flags & ~TORUS_DESC_ALL_FLAGS)
-		return -EOPNOTSUPP;
-	if (ud->__reserved || ud->__reserved2)
-		return -EINVAL;
-	if (!ud->nsegs || ud->nsegs > TORUS_MAX_SEGS)
-		return -EINVAL;
-	switch (ud->op) {
-	case TORUS_OP_SEND:
-		if (ud->flags & TORUS_RECV_ANY_TAG)
-			return -EINVAL;
-		if (ud->dst_node >= f->nodes || ud->dst_node == n->id)
-			return -EINVAL;
-		if (!(ud->flags & TORUS_SEND_ROUTE) && !torus_hops_zero(ud->hops))
-			return -EINVAL;
-		if (ud->port != TORUS_PORT_AUTO && ud->port >= f->nports)
-			return -EINVAL;
-		return 0;
-	case TORUS_OP_RECV:
-		if (ud->flags & TORUS_SEND_ROUTE)
-			return -EINVAL;
-		if (ud->dst_node || !torus_hops_zero(ud->hops))
-			return -EINVAL;
-		if (ud->port >= f->nports || n->ports[ud->port].neighbor == TORUS_NO_NODE)
-			return -EINVAL;
-		return 0;
-	default:
-		return -EINVAL;
-	}
-}
-
-/* Validate, copy and queue one descriptor; @kick collects engines to start. */
-static int torus_post_one(struct torus_node *n, const struct torus_desc *ud, u32 *kick)
-{
-	struct torus_fabric *f = n->fab;
-	struct torus_fifo_msg *msg = NULL;
-	struct torus_kdesc *d;
-	struct torus_port *rp;
-	bool send = ud->op == TORUS_OP_SEND;
-	u32 maxh = 0;
-	size_t sz;
-	int ret;
-
-	ret = torus_desc_check(n, ud);
-	if (ret)
-		return ret;
-	if (send)
-		maxh = torus_route_max_hops(f, ud->flags & TORUS_SEND_ROUTE);
-	sz = struct_size(d, segs, ud->nsegs) + maxh * sizeof(u32);
-	d = kmalloc(sz, GFP_KERNEL);
-	if (!d)
-		return -ENOMEM;
-	d->mx = NULL;	/* the error paths below free @d with torus_kdesc_free() */
-	if (copy_from_user(d->segs, u64_to_user_ptr(ud->segs), ud->nsegs * sizeof(d->segs[0]))) {
-		ret = -EFAULT;
-		goto err_free_desc;
-	}
-	ret = torus_matrix_check_segs(d->segs, ud->nsegs, n->mx->size, &d->len);
-	if (ret)
-		goto err_free_desc;
-	d->node = n;
-	d->mx = NULL;
-	d->tag = ud->tag;
-	d->user_data = ud->user_data;
-	d->op = ud->op;
-	d->flags = ud->flags;
-	d->nsegs = ud->nsegs;
-	d->nhops = 0;
-	d->stalled = false;
-	d->delayed = false;
-	d->route = (u32 *)&d->segs[ud->nsegs];
-	if (send) {
-		d->dst = ud->dst_node;
-		ret = torus_route(f, n->id, d->dst, ud->flags & TORUS_SEND_ROUTE ? ud->hops : NULL,
-				  d->route, &d->nhops, &d->arrival);
-		if (ret)
-			goto err_free_desc;
-		d->port = d->route[0] % TORUS_MAX_PORTS;
-		if (ud->port != TORUS_PORT_AUTO && ud->port != d->port) {
-			ret = -EINVAL;
-			goto err_free_desc;
-		}
-	} else {
-		d->dst = n->id;
-		d->arrival = ud->port;
-		d->port = ud->port;
-	}
-	ret = torus_cq_reserve(n);
-	if (ret)
-		goto err_free_desc;
-	d->mx = n->mx;
-	torus_matrix_get(d->mx);
-
-	spin_lock(&f->lock);
-	rp = &n->ports[d->port];
-	if ((send ? rp->sq_count : rp->rq_count) >= f->sq_depth) {
-		spin_unlock(&f->lock);
-		ret = -EAGAIN;
-		goto err_unreserve;
-	}
-	if (send) {
-		d->clock_ns = READ_ONCE(n->clock_ns);
-		list_add_tail(&d->list, &torus_node_engine(n, d->port)->txq);
-		rp->sq_count++;
-		*kick |= 1U << d->port;
-	} else {
-		msg = __torus_claim_msg(rp, d);
-		if (!msg) {
-			list_add_tail(&d->list, &rp->rxq);
-			rp->rq_count++;
-			__torus_wake_waiters(&rp->waiters);
-		}
-	}
-	/* under the lock: once it is dropped an engine may complete and free @d */
-	trace_torus_post(f->id, n->id, d->port, d->op, send ? d->dst : 0, d->tag, d->len);
-	spin_unlock(&f->lock);
-	if (msg)
-		torus_fifo_deliver(f, rp, msg, d);
-	return 0;
-
-err_unreserve:
-	torus_cq_unreserve(n);
-err_free_desc:
-	torus_kdesc_free(d);
-	return ret;
-}
-
-/*
- * Start the engines of the ports in @kick. torus_engine_inline: 0 = work
- * items only; 1 = the poster runs the last engine itself and the others run
- * as work items in parallel; 2 (default) = the poster runs them all: no
- * worker hand-off per batch (measured in the TCG guest: 4x4 all-ports
- * exchange 0.76-0.90x memcpy at the median against 0.24-0.71x with 1 and
- * 0.54x with 0). Engines that stall or run out of budget go on as work items.
- */
-static void torus_post_kick(struct torus_node *n, u32 kick)
-{
-	int last = fls(kick) - 1, i;
-
-	if (!kick)
-		return;
-	if (torus_one_port(n->fab)) {
-		if (torus_engine_inline)
-			torus_engine_run(&n->eng1, false);
-		else
-			torus_engine_kick(&n->eng1);
-		return;
-	}
-	for (i = 0; i <= last; i++) {
-		if (!(kick & (1U << i)))
-			continue;
-		if (torus_engine_inline == 2 || (torus_engine_inline == 1 && i == last))
-			torus_engine_run(&n->ports[i].eng, false);
-		else
-			torus_engine_kick(&n->ports[i].eng);
-	}
-}
-
-int torus_post(struct torus_node *n, struct torus_post *p)
-{
-	struct torus_desc ud;
-	u32 kick = 0, i;
-	int ret = 0;
-
-	p->posted = 0;
-	if (!p->count || p->count > TORUS_MAX_BATCH)
-		return -EINVAL;
-	if (p->desc_size < offsetofend(struct torus_desc, segs))
-		return -EINVAL;
-	for (i = 0; i < p->count; i++) {
-		ret = copy_struct_from_user(&ud, sizeof(ud),
-					    u64_to_user_ptr(p->descs) + (u64)i * p->desc_size,
-					    p->desc_size);
-		if (ret)
-			break;
-		ret = torus_post_one(n, &ud, &kick);
-		if (ret)
-			break;
-		p->posted++;
-	}
-	torus_post_kick(n, kick);
-	return ret;
-}
-
 /*
  * Last close of @n: cancel its queued descriptors (their completions are
  * discarded with the file), drop the messages parked in its FIFOs (giving
@@ -542,15 +306,11 @@ void torus_node_quiesce(struct torus_node *n)
 
 	spin_lock(&f->lock);
 	n->active = false;
-	list_splice_init(&n->eng1.txq, &dead);
+	__torus_unqueue_all(n, &dead);
 	list_del_init(&n->eng1.wait_entry);
 	for (i = 0; i < f->nports; i++) {
 		p = &n->ports[i];
-		list_splice_tail_init(&p->eng.txq, &dead);
 		list_del_init(&p->eng.wait_entry);
-		list_splice_tail_init(&p->rxq, &dead);
-		p->sq_count = 0;
-		p->rq_count = 0;
 		list_for_each_entry(msg, &p->fifo, list)
 			p->fifo_used -= msg->len;
 		list_splice_tail_init(&p->fifo, &dead_msgs);
