@@ -29,6 +29,9 @@ extern const struct tc_algo tc_algo_ring_ag; /* allgather/ring.c */
 extern const struct tc_algo tc_algo_saad_schultz; /* allgather/saad_schultz.c */
 extern const struct tc_algo tc_algo_bruck_ag; /* allgather/bruck.c */
 
+/* alltoall/ar.c: the AR schedule on a wrapping ring of even length (opt2d uses it for even rings). */
+int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const char **why);
+
 /* registry.c: every algorithm, NULL-terminated, and lookup by name. */
 extern const struct tc_algo *const tc_algos[];
 const struct tc_algo *tc_algo_find(enum tc_coll coll, const char *name);

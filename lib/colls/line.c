@@ -8,7 +8,7 @@
  * message at a time). Messages go to a neighbour (one hop) except in
  * alltoallv; a message moving + in dimension d leaves on port 2d and
  * arrives on port 2d+1, one moving - leaves on 2d+1 and arrives on 2d, as
- * lib/exec.c computes from a route. Nothing here allocates: a step is at
+ * runtime/plan.c computes from a route. Nothing here allocates: a step is at
  * most TC_STEP_MAX transfers on the caller's stack, every segment lies in
  * the transport buffer.
  */

@@ -4,7 +4,7 @@
 
 #include "core/sched.h"
 
-/* Cost model (lib/cost.c) */
+/* The cost model (core/cost.c) */
 struct tc_cost_params {
 	double ts_us, tw_us_per_byte, rho_us_per_byte;
 	size_t block_bytes; /* m */

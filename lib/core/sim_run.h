@@ -4,7 +4,7 @@
 
 #include "core/sched.h"
 
-/* Whole-fabric simulator (lib/sim.c): runs every node of the schedule in
+/* Whole-fabric simulator (core/sim_run.c): runs every node of the schedule in
  * this process moving real bytes. For alltoall: send[n] holds nodes blocks of
  * block_bytes (MPI_Alltoall layout), recv[n] receives them. For allgather:
  * send[n] holds block_bytes, recv[n] nodes*block_bytes. Returns 0 or -errno. */

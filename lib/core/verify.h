@@ -4,7 +4,7 @@
 
 #include "core/sched.h"
 
-/* Verifier (lib/verify.c) */
+/* The verifier (core/verify.c) */
 struct tc_verify_report {
 	int ok;
 	char first_violation[256]; /* one line, empty when ok */

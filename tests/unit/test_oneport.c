@@ -4,7 +4,7 @@
  * AT2 (one-port), PT4, MT3, MTk. For every shape an algorithm claims: the
  * schedule verifies with the claims it makes, runs on the simulator with
  * every received byte checked, and its startups and transmission (critical
- * path, lib/cost.c) are compared with the paper's formulas (Table 1),
+ * path, lib/core/cost.c) are compared with the paper's formulas (Table 1),
  * computed here from the formulas. Shapes outside the paper are rejected
  * with -EOPNOTSUPP and a reason.
  */

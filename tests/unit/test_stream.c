@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Streamed builds (lib/sched.c tc_sched_stream, tc_sched_check_streamed):
+ * Streamed builds (lib/core/sched.c tc_sched_stream, lib/core/check.c tc_sched_check_streamed):
  * for every alltoall and allgather algorithm of tc_algos[] on every shape of
  * a matrix it supports (rings, 2-D tori, meshes, 3-D and 4-D, one-port), the
  * streamed verifier and cost model report exactly what the whole path

@@ -13,7 +13,7 @@
  * The paper prices each phase-2 dimension at (k-1) startups and
  * floor(k^2/4)/k * prod(Ni) blocks with Gu's linear-array exchange [14],
  * which it does not describe. We reach exactly that with k-1 cyclic shifts
- * of the k-node line (lib/oneport.c, mt_sub_hops): floor(k/2) shifts +1
+ * of the k-node line (engine/oneport.c, mt_sub_hops): floor(k/2) shifts +1
  * then the rest -1, the shift's wrap-around sent back along the line.
  * Contention-free; shortest-path only for k = 1. No rearrangement charged.
  */

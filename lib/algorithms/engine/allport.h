@@ -86,7 +86,7 @@ static inline int tc_ap_delta(int n, int a, int b)
 	return diff;
 }
 
-/* alltoall_ar.c */
+/* allport.c */
 int tc_ap_init(struct tc_ap *ap, struct tc_sched *s);
 /* Node holds block {a, b}. */
 int tc_ap_hold(struct tc_ap *ap, int node, int32_t a, int32_t b);
@@ -103,8 +103,5 @@ int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, unsigned 
 /* 0 when every node holds exactly the blocks addressed to it, else -EPROTO. */
 int tc_ap_check_done(const struct tc_ap *ap);
 void tc_ap_free(struct tc_ap *ap);
-
-/* Build the AR schedule on a wrapping ring of even length (used by opt2d for even rings). */
-int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const char **why);
 
 #endif /* TC_ALLTOALL_ALLPORT_H */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Shared by the direct exchanges and the routed baselines (alltoall_atape.c,
- * alltoall_pairwise.c, alltoall_direct.c, alltoall_bruck.c,
- * allgather_bruck.c): routes with split antipodal ties, and the order in
+ * Shared by the direct exchanges and the routed baselines (alltoall/atape.c,
+ * alltoall/pairwise.c, alltoall/direct.c, alltoall/bruck.c,
+ * allgather/bruck.c): routes with split antipodal ties, and the order in
  * which a step's routed messages are handed to the links.
  */
 #ifndef TC_DIRECT_COMMON_H
@@ -36,7 +36,7 @@ int tc_direct_one_block(struct tc_sched *s, const struct tc_dmsg *m, void *arg);
 
 /*
  * Open a new step and add the n messages (reordered in place, see
- * direct_common.c), each with the blocks blocks() appends. 0 or -errno.
+ * engine/direct.c), each with the blocks blocks() appends. 0 or -errno.
  */
 int tc_direct_emit_step(struct tc_sched *s, struct tc_dmsg *m, size_t n, tc_direct_blocks_fn blocks, void *arg);
 
