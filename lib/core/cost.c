@@ -143,7 +143,7 @@ struct tc_cost_state {
 	double *lfree;			/* per link and column: when it is free */
 	int64_t *lblk;			/* per link: blocks carried */
 	double *dur_end;		/* per message of the step and column: its end */
-	size_t dur_cap;			/* messages dur_end has room for */
+	uint32_t dur_cap;		/* messages dur_end has room for */
 	double lockstep_blocks;
 };
 
@@ -205,18 +205,8 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 	double dur[2 + TC_COST_MAX_SIZES], biggest = 0;
 	uint32_t links[TC_MAX_DIMS * 128];
 
-	if (sv->nmsgs > c->dur_cap) {
-		size_t cap = c->dur_cap ? c->dur_cap : 64;
-		double *p;
-
-		while (cap < sv->nmsgs)
-			cap *= 2;
-		p = realloc(c->dur_end, cap * NCP * sizeof(*p));
-		if (!p)
-			return tc_err(-ENOMEM, "%s: tc_cost_eval: out of memory", c->algo);
-		c->dur_end = p;
-		c->dur_cap = cap;
-	}
+	if (tc_grow((void **)&c->dur_end, &c->dur_cap, sv->nmsgs, NCP * sizeof(*c->dur_end), 64))
+		return tc_err(-ENOMEM, "%s: tc_cost_eval: out of memory", c->algo);
 	for (uint32_t i = 0; i < sv->nmsgs; i++) {
 		const struct tc_msg *msg = &sv->msgs[i];
 		const double b = msg->nblk / np;

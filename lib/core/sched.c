@@ -222,12 +222,7 @@ int tc_sched_msg(struct tc_sched *s, int src, int dst, const int8_t *route)
 	if (route) {
 		memcpy(m->route, route, sizeof(m->route));
 	} else {
-		int cs[TC_MAX_DIMS], cd[TC_MAX_DIMS];
-
-		tc_shape_coords(sh, src, cs);
-		tc_shape_coords(sh, dst, cd);
-		for (int d = 0; d < sh->ndims; d++)
-			m->route[d] = (int8_t)tc_shape_delta(sh, d, cs[d], cd[d]);
+		tc_route_nodes(sh, src, dst, 0, m->route);
 	}
 	return (int)s->nmsgs++;
 }

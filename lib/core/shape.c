@@ -205,11 +205,31 @@ int tc_route_ports(const struct tc_shape *s, const int8_t *route, int *first, in
 	return *first < 0 ? -EINVAL : 0;
 }
 
+void tc_route_coords(const struct tc_shape *s, const int *from, const int *to, unsigned int flags, int8_t *route)
+{
+	memset(route, 0, TC_MAX_DIMS);
+	for (int d = 0; d < s->ndims; d++) {
+		int delta = tc_shape_delta(s, d, from[d], to[d]);
+
+		if ((flags & TC_ROUTE_SPLIT_TIES) && (s->wrap_mask & (1u << d)) && 2 * delta == s->dims[d] &&
+		    (from[d] & 1))
+			delta = -delta;
+		route[d] = (int8_t)delta;
+	}
+}
+
+void tc_route_nodes(const struct tc_shape *s, int src, int dst, unsigned int flags, int8_t *route)
+{
+	int cs[TC_MAX_DIMS], cd[TC_MAX_DIMS];
+
+	tc_shape_coords(s, src, cs);
+	tc_shape_coords(s, dst, cd);
+	tc_route_coords(s, cs, cd, flags, route);
+}
+
 int tc_route_between(const struct tc_shape *shape, const int *from, const int *to, int8_t *route, int *first,
 		     int *last)
 {
-	memset(route, 0, TC_MAX_DIMS);
-	for (int d = 0; d < shape->ndims; d++)
-		route[d] = tc_shape_delta(shape, d, from[d], to[d]);
+	tc_route_coords(shape, from, to, 0, route);
 	return tc_route_ports(shape, route, first, last);
 }

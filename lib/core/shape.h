@@ -46,6 +46,16 @@ int tc_shape_neighbor(const struct tc_shape *s, int node, int port);
 int tc_shape_str(const struct tc_shape *s, char *buf, size_t len);
 
 /*
+ * The one route helper: the shortest route from coordinates from to to (or
+ * node src to node dst), signed hops per dimension (dimension 0 first, as
+ * routers take it). A tie (half way round an even ring) goes + as
+ * tc_shape_delta says, or with TC_ROUTE_SPLIT_TIES - when the coordinate it
+ * leaves from is odd (the direct exchanges split their antipodes so).
+ */
+#define TC_ROUTE_SPLIT_TIES 1u
+void tc_route_coords(const struct tc_shape *s, const int *from, const int *to, unsigned int flags, int8_t *route);
+void tc_route_nodes(const struct tc_shape *s, int src, int dst, unsigned int flags, int8_t *route);
+/*
  * The shortest dimension-ordered route from coordinates from to to (ties +,
  * as tc_shape_delta), with the ports it leaves and arrives on (either may
  * be NULL). 0, or -EINVAL when from == to.

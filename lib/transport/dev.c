@@ -60,23 +60,13 @@ static struct tc_dev *to_dev(struct tc_tp *tp)
 
 static int tc_dev_grow(struct tc_dev *dev, uint32_t need)
 {
-	struct torus_cqe *c;
-	struct tc_dev_out *o;
-	uint32_t cap = dev->cap ? dev->cap : 64;
+	uint32_t ccap = dev->cap, ocap = dev->cap;
 
-	if (need <= dev->cap)
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	c = realloc(dev->cqes, cap * sizeof(*c));
-	if (!c)
+	/* Completions and their sends grow together; cap is the smaller. */
+	if (tc_grow((void **)&dev->cqes, &ccap, need, sizeof(*dev->cqes), 64) ||
+	    tc_grow((void **)&dev->out, &ocap, need, sizeof(*dev->out), 64))
 		return -ENOMEM;
-	dev->cqes = c;
-	o = realloc(dev->out, cap * sizeof(*o));
-	if (!o)
-		return -ENOMEM;
-	dev->out = o;
-	dev->cap = cap;
+	dev->cap = ccap < ocap ? ccap : ocap;
 	return 0;
 }
 

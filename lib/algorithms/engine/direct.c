@@ -33,17 +33,7 @@
 
 void tc_direct_route(const struct tc_shape *sh, int src, int dst, int8_t *route)
 {
-	int cs[TC_MAX_DIMS], cd[TC_MAX_DIMS];
-
-	tc_shape_coords(sh, src, cs);
-	tc_shape_coords(sh, dst, cd);
-	for (int d = 0; d < TC_MAX_DIMS; d++) {
-		int delta = d < sh->ndims ? tc_shape_delta(sh, d, cs[d], cd[d]) : 0;
-
-		if ((sh->wrap_mask & (1u << d)) && 2 * delta == sh->dims[d] && (cs[d] & 1))
-			delta = -delta;
-		route[d] = (int8_t)delta;
-	}
+	tc_route_nodes(sh, src, dst, TC_ROUTE_SPLIT_TIES, route);
 }
 
 void tc_direct_msg(const struct tc_shape *sh, struct tc_dmsg *m, uint32_t seq, int src, int dst)
