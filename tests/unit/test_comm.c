@@ -509,6 +509,17 @@ static int timeout_main(tc_comm_t *comm, void *arg)
 	return 0;
 }
 
+/* Node 3 makes a bad call (a root outside the communicator); the others return at once. */
+static int refuse_main(tc_comm_t *comm, void *arg)
+{
+	int32_t v = 0;
+
+	(void)arg;
+	if (tc_comm_rank(comm) != 3)
+		return 0;
+	return tc_bcast(comm, &v, 1, TC_INT32, 99);
+}
+
 static void test_errors(void)
 {
 	struct tc_sim_attr sa = { sizeof(sa), 2, { 4, 4 }, 0x3, TC_ALL_PORT };
@@ -612,6 +623,8 @@ static void test_errors(void)
 			tap_ok(!ret && !run.bad_bytes && run.fallback_seen && strcmp(run.ran, "ar"),
 			       "forced ar on 4x4 falls back to %s, correct bytes, tc_coll_last says why (%s)", run.ran,
 			       run.first_err);
+			tap_ok(!strncmp(run.info0.why, "ar: ", 4) && !strstr(run.info0.why, "ar: ar:"),
+			       "the fallback reason names ar once (%s)", run.info0.why);
 		}
 	}
 	/* Timeout: node 0 never calls; the others fail with -ETIMEDOUT naming step, port and node 0. */
@@ -630,6 +643,11 @@ static void test_errors(void)
 		       (int)tr.refused, (int)tr.timeouts);
 		tap_diag("timeout message: %s", tr.msg);
 	}
+	/* A node that fails: tc_sim_launch returns its error and the caller's thread gets its reason. */
+	ret = tc_sim_launch(sim, refuse_main, NULL);
+	tap_ok(ret == -EINVAL && strstr(tc_last_error(), "node 3") && strstr(tc_last_error(), "root 99"),
+	       "a failing node: tc_sim_launch -> %d, the caller's tc_last_error() has its reason (%s)", ret,
+	       tc_last_error());
 	/* After a timeout the fabric is usable again. */
 	{
 		struct run run = { .coll = TC_ALLTOALL, .algo = &t_worm, .m = { 8 } };
