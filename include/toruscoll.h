@@ -19,8 +19,17 @@
  *   TC_TIMEOUT_MS  how long a collective waits for one step (default 10000)
  *   TC_ALLTOALL_ALGO, TC_ALLGATHER_ALGO, ...  force an algorithm by name
  *                  (torus-sched --list shows the names); "auto" = library choice
- * TC_TIMEOUT_MS and TC_*_ALGO also apply to communicators created from an
- * attribute struct (timeout_ms 0); a malformed value fails tc_comm_create.
+ *   TC_COST_TS_US, TC_COST_TW_US, TC_COST_RHO_US, TC_COST_HOP_US
+ *                  the cost parameters the library's choice prices algorithms
+ *                  with: startup per message (us), time per byte (us/B),
+ *                  rearrangement per byte (us/B), time per link crossed (us).
+ *                  Each one set overrides the transport's own: the device's
+ *                  fabric timing (ts_ns, tw_ps, hop_ns; rho 0), or, for the
+ *                  simulator, the module's default timing (ts 1 us, tw
+ *                  0.0001 us/B, hop 0.02 us, rho 0)
+ * TC_TIMEOUT_MS, TC_*_ALGO and TC_COST_* also apply to communicators created
+ * from an attribute struct (timeout_ms 0); a malformed value fails
+ * tc_comm_create.
  *
  * Errors: every failing call also leaves a one-line reason for the calling
  * thread in tc_last_error(). A collective that fails part-way (timeout,
@@ -107,6 +116,12 @@ enum tc_coll_id {
  * @block_bytes: the m of that call
  * @why: (added) why the forced algorithm (TC_*_ALGO, tc_comm_set_algo) did
  *	not run and the library's choice ran instead; "" when it ran
+ * @predicted_us: (added) the cost model's time for this call, in us, with
+ *	the communicator's cost parameters (the transport's timing, or
+ *	TC_COST_*): for the library's choice what it chose by
+ * @runner_up: (added) the library's choice: the second-cheapest candidate
+ *	("" if there was none, or the forced algorithm ran)
+ * @runner_up_us: (added) its predicted time (0 if none)
  *
  * A caller passing a smaller @size (an older struct) gets the fields that fit.
  * Returns 0, -ENODATA before the first call of that collective, -EINVAL.
@@ -119,6 +134,9 @@ struct tc_coll_info {
 	double lower_bound_blocks;
 	uint64_t block_bytes;
 	char why[128];
+	double predicted_us;
+	char runner_up[32];
+	double runner_up_us;
 };
 int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_info *info);
 

@@ -38,10 +38,15 @@ static const char usage[] =
 	"                   (JSON \"link_blocks\": blocks per node*2k+port)\n"
 	"  --run            execute on the in-process simulator with real bytes and\n"
 	"                   check every received byte (exit 1 if any is wrong)\n"
-	"  --ts US --tw US_PER_BYTE --rho US_PER_BYTE --m BYTES\n"
-	"                   cost parameters; with any of --ts/--tw/--rho the predicted\n"
-	"                   time is printed (defaults 0; m default 64 bytes, also the\n"
-	"                   block size of --run and of --algo auto)\n"
+	"  --ts US --tw US_PER_BYTE --rho US_PER_BYTE --hop US --m BYTES\n"
+	"                   cost parameters (startup, per byte, rearrangement per\n"
+	"                   byte, per link crossed); with any of them the predicted\n"
+	"                   time is printed (unset ones 0; m default 64 bytes, also\n"
+	"                   the block size of --run and of --algo auto). --algo auto\n"
+	"                   prices with them, or, when none is given, with the\n"
+	"                   module's default timing (ts 1, tw 0.0001, hop 0.02, rho 0)\n"
+	"  --explain        with --algo auto: every candidate with its predicted time\n"
+	"                   (or why it is not a candidate) and why the winner won\n"
 	"  --list           list the algorithms (of --coll if given) and exit\n"
 	"  -h, --help       this text\n"
 	"\n"
@@ -184,9 +189,53 @@ static void print_link(void *arg, uint32_t step, int node, int port, const struc
 	o->first = 0;
 }
 
+/* --explain: every candidate of the choice, then why the winner won. */
+static void print_explain(const struct tc_auto_choice *c, int json)
+{
+	char reason[320];
+
+	tc_auto_reason(c, reason, sizeof(reason));
+	if (json) {
+		printf(",\"explain\":{\"class_bytes\":[%zu,%zu],\"candidates\":[", c->class_lo, c->class_hi);
+		for (int i = 0; i < c->ncand; i++) {
+			const struct tc_auto_cand *k = &c->cand[i];
+
+			printf("%s{\"algo\":", i ? "," : "");
+			json_str(k->algo->name);
+			if (k->err) {
+				printf(",\"candidate\":false,\"why\":");
+				json_str(k->why);
+			} else {
+				printf(",\"candidate\":true,\"time_us\":%.6g,\"startups\":%u", k->us, k->steps);
+			}
+			printf("}");
+		}
+		printf("],\"winner\":");
+		json_str(c->winner >= 0 ? c->cand[c->winner].algo->name : "");
+		printf(",\"runner_up\":");
+		json_str(c->runner_up >= 0 ? c->cand[c->runner_up].algo->name : "");
+		printf(",\"reason\":");
+		json_str(reason);
+		printf("}");
+		return;
+	}
+	printf("  auto: %d algorithms, priced for blocks of %zu..%zu B (time linear in between)\n", c->ncand,
+	       c->class_lo, c->class_hi);
+	for (int i = 0; i < c->ncand; i++) {
+		const struct tc_auto_cand *k = &c->cand[i];
+
+		if (k->err)
+			printf("    %-14s %14s  not a candidate: %s\n", k->algo->name, "-", k->why);
+		else
+			printf("    %-14s %11.6g us  %u startups%s\n", k->algo->name, k->us, k->steps,
+			       i == c->winner ? "  <- winner" : i == c->runner_up ? "  <- runner-up" : "");
+	}
+	printf("  %s\n", reason);
+}
+
 enum {
 	OPT_COLL = 256, OPT_ALGO, OPT_DIMS, OPT_MESH, OPT_WRAP, OPT_ONE_PORT, OPT_JSON, OPT_DUMP, OPT_RUN,
-	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS,
+	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS, OPT_HOP, OPT_EXPLAIN,
 };
 
 static double num(const char *opt, const char *arg)
@@ -210,11 +259,13 @@ int main(int argc, char **argv)
 		{ "tw", required_argument, NULL, OPT_TW },	 { "rho", required_argument, NULL, OPT_RHO },
 		{ "m", required_argument, NULL, OPT_M },	 { "list", no_argument, NULL, OPT_LIST },
 		{ "links", no_argument, NULL, OPT_LINKS },	 { "help", no_argument, NULL, 'h' },
+		{ "hop", required_argument, NULL, OPT_HOP },	 { "explain", no_argument, NULL, OPT_EXPLAIN },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *algo_name = NULL, *dims = NULL, *wrap = NULL, *why = NULL;
-	int coll = -1, mesh = 0, one_port = 0, json = 0, dump = 0, run = 0, list = 0, priced = 0, links = 0, opt, err;
+	int coll = -1, mesh = 0, one_port = 0, json = 0, dump = 0, run = 0, list = 0, priced = 0, links = 0, explain = 0, opt, err;
 	struct tc_cost_params p = { .block_bytes = 64 };
+	struct tc_auto_choice choice = { .winner = -1, .runner_up = -1 };
 	const struct tc_algo *algo;
 	struct tc_verify_report rep;
 	struct tc_sched *s = NULL;
@@ -270,6 +321,13 @@ int main(int argc, char **argv)
 		case OPT_RHO:
 			p.rho_us_per_byte = num("--rho", optarg);
 			priced = 1;
+			break;
+		case OPT_HOP:
+			p.hop_us = num("--hop", optarg);
+			priced = 1;
+			break;
+		case OPT_EXPLAIN:
+			explain = 1;
 			break;
 		case OPT_M:
 			p.block_bytes = (size_t)num("--m", optarg);
@@ -328,10 +386,22 @@ int main(int argc, char **argv)
 	}
 	tc_shape_str(&shape, shape_str, sizeof(shape_str));
 
+	if (explain && strcmp(algo_name, "auto"))
+		die(2, "%s", "--explain goes with --algo auto");
 	if (!strcmp(algo_name, "auto")) {
-		algo = tc_algo_auto(coll, &shape, p.block_bytes);
-		if (!algo)
+		if (!priced) {
+			size_t m = p.block_bytes;
+
+			tc_cost_params_default(&p);
+			p.block_bytes = m;
+			priced = 1;
+		}
+		err = tc_auto_choose(coll, &shape, p.block_bytes, &p, &choice);
+		if (err == -EOPNOTSUPP && explain)
+			print_explain(&choice, json);
+		if (err)
 			die(3, "auto: no %s algorithm supports this shape", tc_coll_str(coll));
+		algo = choice.cand[choice.winner].algo;
 	} else {
 		algo = tc_algo_find(coll, algo_name);
 		if (!algo)
@@ -407,9 +477,14 @@ int main(int argc, char **argv)
 			printf(",\"first_violation\":");
 			json_str(rep.first_violation);
 		}
-		if (priced)
+		if (priced) {
 			printf(",\"ts_us\":%g,\"tw_us_per_byte\":%g,\"rho_us_per_byte\":%g,\"m\":%zu,\"time_us\":%.6g",
 			       p.ts_us, p.tw_us_per_byte, p.rho_us_per_byte, p.block_bytes, cost.time_us);
+			if (p.hop_us > 0)
+				printf(",\"hop_us\":%g", p.hop_us);
+		}
+		if (explain)
+			print_explain(&choice, 1);
 		printf(",\"build_ms\":%.3f,\"verify_ms\":%.3f", t_build * 1e3, t_verify * 1e3);
 		if (run) {
 			printf(",\"run\":{\"block_bytes\":%zu,\"ok\":%s,\"bytes_checked\":%zu,\"bytes_wrong\":%ld",
@@ -444,8 +519,10 @@ int main(int argc, char **argv)
 		printf("  max link blocks %lld, rearranged blocks %lld\n", (long long)cost.max_link_blocks,
 		       (long long)cost.rearranged_blocks);
 		if (priced)
-			printf("  predicted time %.6g us (ts %g us, tw %g us/B, rho %g us/B, m %zu B)\n", cost.time_us,
-			       p.ts_us, p.tw_us_per_byte, p.rho_us_per_byte, p.block_bytes);
+			printf("  predicted time %.6g us (ts %g us, tw %g us/B, rho %g us/B, hop %g us, m %zu B)\n",
+			       cost.time_us, p.ts_us, p.tw_us_per_byte, p.rho_us_per_byte, p.hop_us, p.block_bytes);
+		if (explain)
+			print_explain(&choice, 0);
 		printf("  verified: %s%s%s (build %.3f ms, verify %.3f ms)\n", rep.ok ? "yes" : "NO",
 		       rep.ok ? "" : ": ", rep.first_violation, t_build * 1e3, t_verify * 1e3);
 		if (run) {

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
@@ -33,6 +34,37 @@ static int tc_parse_uint(const char *var, const char *val, unsigned int *out)
 	if (errno || end == val || *end || val[0] == '-' || v > INT_MAX)
 		return tc_err(-EINVAL, "%s=%s: not a non-negative integer", var, val);
 	*out = v;
+	return 0;
+}
+
+/* The TC_COST_* overrides of the transport's cost parameters (cost.h units). */
+struct tc_cost_env {
+	const char *var;
+	size_t off; /* in struct tc_cost_params */
+};
+static const struct tc_cost_env tc_cost_env[] = {
+	{ "TC_COST_TS_US", offsetof(struct tc_cost_params, ts_us) },
+	{ "TC_COST_TW_US", offsetof(struct tc_cost_params, tw_us_per_byte) },
+	{ "TC_COST_RHO_US", offsetof(struct tc_cost_params, rho_us_per_byte) },
+	{ "TC_COST_HOP_US", offsetof(struct tc_cost_params, hop_us) },
+};
+#define TC_NCOST_ENV (sizeof(tc_cost_env) / sizeof(tc_cost_env[0]))
+
+/* Read the TC_COST_* that are set: val[i] >= 0, or -1 where unset. */
+static int tc_cost_from_env(double val[TC_NCOST_ENV])
+{
+	for (size_t i = 0; i < TC_NCOST_ENV; i++) {
+		const char *v = getenv(tc_cost_env[i].var);
+		char *end;
+
+		val[i] = -1;
+		if (!v || !*v)
+			continue;
+		errno = 0;
+		val[i] = strtod(v, &end);
+		if (errno || end == v || *end || !(val[i] >= 0) || isinf(val[i]))
+			return tc_err(-EINVAL, "%s=%s: not a non-negative number", tc_cost_env[i].var, v);
+	}
 	return 0;
 }
 
@@ -123,6 +155,7 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 {
 	struct tc_comm_attr env;
 	struct tc_comm *comm;
+	double cost_env[TC_NCOST_ENV];
 	int ret, p;
 
 	if (!out)
@@ -173,10 +206,16 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 		if (ret)
 			goto err_free;
 	}
+	ret = tc_cost_from_env(cost_env);
+	if (ret)
+		goto err_free;
 
 	ret = comm->tp.ops->open(&comm->tp, attr);
 	if (ret)
 		goto err_free;
+	for (size_t i = 0; i < TC_NCOST_ENV; i++)
+		if (cost_env[i] >= 0)
+			*(double *)((char *)&comm->tp.cost + tc_cost_env[i].off) = cost_env[i];
 	tc_shape_coords(&comm->tp.shape, comm->tp.rank, comm->coords);
 	for (p = 0; p < 2 * TC_MAX_DIMS; p++)
 		comm->neighbors[p] = p < 2 * comm->tp.shape.ndims ? tc_shape_neighbor(&comm->tp.shape, comm->tp.rank, p) : -1;
@@ -301,6 +340,14 @@ TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct t
 		} else {
 			full.steps = cs->last_sched->nsteps;
 		}
+	}
+	if (full.predicted_us < 0) {
+		/* the forced algorithm ran: price it now, with the communicator's parameters */
+		struct tc_cost_params cp = comm->tp.cost;
+		struct tc_cost c;
+
+		cp.block_bytes = full.block_bytes;
+		full.predicted_us = tc_cost_eval(cs->last_sched, &cp, &c) ? 0 : c.time_us;
 	}
 	full.size = size < sizeof(full) ? size : sizeof(full);
 	memcpy(info, &full, full.size);

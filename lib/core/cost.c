@@ -16,7 +16,10 @@
  *   transmission_blocks  dur = b, the message's blocks (a packet of an
  *                        allgather split into npackets counts 1/npackets);
  *   steps (startups)     dur = 1 per message;
- *   time_us              dur = ts + b*m*tw, plus rho*m*rearranged_blocks.
+ *   time_us              dur = ts + h*hop + b*m*tw for a message crossing h
+ *                        links, plus rho*m*rearranged_blocks: the device's own
+ *                        timing model (include/uapi/torus.h), whose per-hop
+ *                        term the papers' model leaves out (hop = 0).
  * lockstep_blocks is the sum over global steps of the largest message: what
  * a machine that synchronises all nodes at each step would pay.
  *
@@ -60,6 +63,15 @@
 #include <string.h>
 
 #include "core/cost.h"
+
+void tc_cost_params_default(struct tc_cost_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ts_us = TC_COST_DEFAULT_TS_US;
+	p->tw_us_per_byte = TC_COST_DEFAULT_TW_US_PER_BYTE;
+	p->hop_us = TC_COST_DEFAULT_HOP_US;
+	p->rho_us_per_byte = TC_COST_DEFAULT_RHO_US_PER_BYTE;
+}
 
 static double ceil_eps(double x)
 {
@@ -217,7 +229,7 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 		dur[0] = b;
 		dur[1] = 1;
 		for (int k = 0; k < c->nsizes; k++)
-			dur[2 + k] = c->p.ts_us + b * (double)c->sizes[k] * c->p.tw_us_per_byte;
+			dur[2 + k] = c->p.ts_us + nl * c->p.hop_us + b * (double)c->sizes[k] * c->p.tw_us_per_byte;
 		if (b > biggest)
 			biggest = b;
 		for (int k = 0; k < NCP; k++)

@@ -8,7 +8,19 @@
 struct tc_cost_params {
 	double ts_us, tw_us_per_byte, rho_us_per_byte;
 	size_t block_bytes; /* m */
+	double hop_us;	    /* per link a message crosses (the device's hop_ns); 0 = none */
 };
+/*
+ * The module's default timing (kmod/torus_param.h TORUS_DEFAULT_TS_NS,
+ * TORUS_DEFAULT_TW_PS, TORUS_DEFAULT_HOP_NS): what the library prices with
+ * when a transport has no timing of its own (the simulator). The device
+ * charges no time for rearranging blocks, so rho is 0.
+ */
+#define TC_COST_DEFAULT_TS_US 1.0
+#define TC_COST_DEFAULT_TW_US_PER_BYTE 0.0001
+#define TC_COST_DEFAULT_HOP_US 0.02
+#define TC_COST_DEFAULT_RHO_US_PER_BYTE 0.0
+void tc_cost_params_default(struct tc_cost_params *p);
 struct tc_cost {
 	uint32_t steps;		    /* startups on the longest chain */
 	double transmission_blocks; /* critical path in blocks (packets count 1/npackets) */
@@ -18,7 +30,7 @@ struct tc_cost {
 	double lower_bound_blocks;  /* 0 when no bound is known for the collective */
 	double ratio;		    /* transmission_blocks / lower_bound_blocks */
 	double lower_bound_steps;   /* allgather: ceil((N-1)/(2k)) on all-port tori */
-	double time_us;		    /* with params: critical path of ts + b*m*tw, plus rho*m*rearranged */
+	double time_us;		    /* with params: critical path of ts + h*hop + b*m*tw, plus rho*m*rearranged */
 };
 int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struct tc_cost *out);
 /* The same for several block sizes in one pass (p->block_bytes ignored):

@@ -176,7 +176,11 @@ struct tc_algo {
 	/* 0 and *out set, or -EOPNOTSUPP with *why set to a one-line reason
 	 * (static string) when the shape is not supported, or another -errno. */
 	int (*build)(const struct tc_shape *shape, struct tc_sched **out, const char **why);
+	unsigned int flags; /* TC_ALGO_* */
 };
+/* Every block its own message straight to its destination: P(P-1) messages,
+ * too many for the algorithm choice to build and price on large P. */
+#define TC_ALGO_DIRECT_P2 (1u << 0)
 
 /*
  * One step of a schedule as the verifier and the cost model consume it: the

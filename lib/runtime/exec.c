@@ -77,15 +77,16 @@ static void tc_stage_copy(const struct tc_plan *p, const struct tc_stage *st, ch
 }
 
 /*
- * tc_algo_auto() prices candidates the first time it sees a shape; with the
+ * tc_auto_choose() prices candidates the first time it sees a shape; with the
  * simulator every node thread asks at once, and pricing them all in parallel
  * on a few cores takes longer than the peers' step timeout.
  */
 static pthread_mutex_t tc_auto_serial = PTHREAD_MUTEX_INITIALIZER;
 
-/* Choose the algorithm (forced or auto) and get its schedule. */
+/* Choose the algorithm (forced or auto) and get its schedule; choice->winner
+ * stays -1 when the forced algorithm ran. */
 static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, const struct tc_sched **out,
-			 char *fallback, size_t flen)
+			 char *fallback, size_t flen, struct tc_auto_choice *choice)
 {
 	struct tc_coll_state *cs = &comm->coll[id];
 	enum tc_coll coll = id == TC_ALLTOALL ? TC_COLL_ALLTOALL : TC_COLL_ALLGATHER;
@@ -94,6 +95,7 @@ static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, con
 	int ret;
 
 	fallback[0] = 0;
+	choice->winner = choice->runner_up = -1;
 	if (cs->forced) {
 		algo = cs->forced;
 		ret = tc_sched_get(coll, algo, &comm->tp.shape, out, &why);
@@ -108,10 +110,12 @@ static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, con
 	}
 	/* One thread prices the candidates; the others then find its choice cached. */
 	pthread_mutex_lock(&tc_auto_serial);
-	algo = tc_algo_auto(coll, &comm->tp.shape, m);
+	ret = tc_auto_choose(coll, &comm->tp.shape, m, &comm->tp.cost, choice);
 	pthread_mutex_unlock(&tc_auto_serial);
-	if (!algo)
-		return tc_err(-EOPNOTSUPP, "%s: no algorithm supports this shape", tc_coll_str((enum tc_coll)id));
+	if (ret)
+		return tc_err(ret, "%s: %s", tc_coll_str((enum tc_coll)id),
+			      ret == -EOPNOTSUPP ? "no algorithm supports this shape" : tc_last_error());
+	algo = choice->cand[choice->winner].algo;
 	why = NULL;
 	ret = tc_sched_get(coll, algo, &comm->tp.shape, out, &why);
 	if (ret)
@@ -127,13 +131,14 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	struct tc_plan *p;
 	size_t P = comm->tp.shape.nodes;
 	char fallback[sizeof(cs->last.why)];
+	struct tc_auto_choice choice;
 	char *base;
 	int ret;
 
 	ret = tc_comm_usable(comm, tc_coll_str((enum tc_coll)id));
 	if (ret)
 		return ret;
-	ret = tc_coll_sched(comm, id, m, &s, fallback, sizeof(fallback));
+	ret = tc_coll_sched(comm, id, m, &s, fallback, sizeof(fallback), &choice);
 	if (ret)
 		return ret;
 	ret = tc_plan_get(comm, s, m, &p);
@@ -176,6 +181,14 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	snprintf(cs->last.algo, sizeof(cs->last.algo), "%s", s->algo);
 	snprintf(cs->last.why, sizeof(cs->last.why), "%s", fallback);
 	cs->last.block_bytes = m;
+	/* what the choice saw; a forced run is priced when tc_coll_last asks */
+	cs->last.predicted_us = choice.winner >= 0 ? choice.cand[choice.winner].us : -1;
+	cs->last.runner_up[0] = 0;
+	cs->last.runner_up_us = 0;
+	if (choice.runner_up >= 0) {
+		snprintf(cs->last.runner_up, sizeof(cs->last.runner_up), "%s", choice.cand[choice.runner_up].algo->name);
+		cs->last.runner_up_us = choice.cand[choice.runner_up].us;
+	}
 	cs->last_sched = s;
 	return 0;
 }

@@ -1,164 +1,256 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The library's own algorithm choice ("auto").
+ * The library's own algorithm choice ("auto"): a priced decision, in the
+ * manner of UCC's score map and NCCL's tuner.
  *
- * 1. Topology pick: the first algorithm of a preference list whose schedule
- *    builds and verifies for the shape (through the schedule cache, so a
- *    shape an algorithm refuses is simply skipped):
- *      alltoall, one-port:  ar1, at2-1p, pt4, mt3, mtk, then the direct ones
- *      alltoall, all-port:  ar (even rings), at2 (2D, multiples of 4),
- *                           opt2d, allport-kd, pad, then the direct ones
- *      allgather, 2D:       bcast-pattern, gossip-ham2, gossip-ham1, saad-schultz
- *      allgather, other:    gossip-ham1 (3D/d-D), saad-schultz, ring, bruck
- *    each list ending with every remaining algorithm of the collective.
- * 2. Size: the direct alternatives (alltoall: pairwise, atape, direct, bruck;
- *    allgather: bruck, ring) are priced with the cost model at this block
- *    size, and one replaces the topology pick when its predicted time is
- *    lower. Prices use the Intel Paragon parameters of the papers
- *    (ts 75 us, tw 0.011 us/B, rho 0.014 us/B): the device's own timing
- *    model has the same form. Alternatives are only priced up to
- *    TC_AUTO_PRICE_MAX_NODES nodes (their schedules grow as P^2).
- * Decisions are remembered per (collective, shape, block size rounded up to a
- * power of two).
+ * Candidates: every algorithm of tc_algos[] of the collective. Each is built
+ * and verified through the schedule cache (a shape it refuses, or a schedule
+ * the verifier rejects, makes it no candidate, with the reason) and priced
+ * with the cost model (core/cost.c) at the parameters of the transport that
+ * will run it: the device's own ts, tw and per-hop time, TC_COST_* from the
+ * environment over them, or the module's default timing. The cheapest wins;
+ * predicted times within a relative 1e-9 are a tie, which goes to fewer
+ * startups on the critical path, then to the earlier algorithm of the
+ * registry.
+ *
+ * Large shapes: above TC_AUTO_PRICE_MAX_NODES nodes a schedule is priced by a
+ * streamed build (built, verified and priced step by step, not kept: only the
+ * winner is then built for keeping), and the direct algorithms
+ * (TC_ALGO_DIRECT_P2: P(P-1) messages) are not priced; their files give no
+ * closed-form cost, so they are skipped with that reason.
+ *
+ * Size classes: block sizes (hi/2, hi], hi a power of two (and {1}). The
+ * first request of a class prices every candidate at both ends in one pass
+ * (tc_cost_eval_sizes) and remembers the prices per (collective, shape,
+ * class, parameters). A request of block size m takes each candidate's time
+ * by linear interpolation between them: exact when the critical path is the
+ * same chain over the class (the time is then affine in m), otherwise an
+ * upper bound (the time is a maximum of affine functions of m, so convex).
+ * After the first request of a class nothing is priced again.
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/check.h"
 #include "select/select.h"
 
-#define TC_AUTO_PRICE_MAX_NODES 256
-
-static const struct tc_algo *const a2a_oneport[] = {
-	&tc_algo_ar1, &tc_algo_at2_1p, &tc_algo_pt4, &tc_algo_mt3, &tc_algo_mtk, NULL,
-};
-static const struct tc_algo *const a2a_allport[] = {
-	&tc_algo_ar, &tc_algo_at2, &tc_algo_opt2d, &tc_algo_allport_kd, &tc_algo_pad, NULL,
-};
-static const struct tc_algo *const a2a_alt[] = {
-	&tc_algo_pairwise, &tc_algo_atape, &tc_algo_direct, &tc_algo_bruck_a2a, NULL,
-};
-static const struct tc_algo *const ag_2d[] = {
-	&tc_algo_bcast_pattern, &tc_algo_gossip_ham2, &tc_algo_gossip_ham1, &tc_algo_saad_schultz, NULL,
-};
-static const struct tc_algo *const ag_other[] = {
-	&tc_algo_gossip_ham1, &tc_algo_saad_schultz, &tc_algo_ring_ag, &tc_algo_bruck_ag, NULL,
-};
-static const struct tc_algo *const ag_alt[] = {
-	&tc_algo_bruck_ag, &tc_algo_ring_ag, NULL,
-};
-
+/* Prices of one (collective, shape, size class, parameters). */
 struct tc_auto_entry {
 	struct tc_auto_entry *next;
 	enum tc_coll coll;
 	struct tc_shape shape;
-	size_t bucket;
-	const struct tc_algo *algo;
+	size_t lo, hi;
+	struct tc_cost_params params;
+	int ncand;
+	struct tc_auto_cand cand[TC_AUTO_MAX_CANDS]; /* us unused */
+	double us_lo[TC_AUTO_MAX_CANDS], us_hi[TC_AUTO_MAX_CANDS];
 };
 
 static pthread_mutex_t tc_auto_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tc_auto_entry *tc_auto_head; /* protected by tc_auto_lock */
+static struct tc_auto_entry *tc_auto_head; /* protected by tc_auto_lock; never freed */
+static unsigned long tc_auto_npriced;	   /* atomic */
 
-static const struct tc_algo *first_that_builds(enum tc_coll coll, const struct tc_shape *shape,
-					       const struct tc_algo *const *list)
+unsigned long __tc_auto_pricings(void)
 {
-	const struct tc_sched *s;
-	const char *why;
-
-	for (int i = 0; list[i]; i++)
-		if (list[i]->coll == coll && !tc_sched_get(coll, list[i], shape, &s, &why))
-			return list[i];
-	/* anything else of the collective, in table order */
-	for (int i = 0; tc_algos[i]; i++)
-		if (tc_algos[i]->coll == coll && !tc_sched_get(coll, tc_algos[i], shape, &s, &why))
-			return tc_algos[i];
-	return NULL;
+	return __atomic_load_n(&tc_auto_npriced, __ATOMIC_RELAXED);
 }
 
-static int price(enum tc_coll coll, const struct tc_algo *a, const struct tc_shape *shape, size_t m, double *us)
+static int params_equal(const struct tc_cost_params *a, const struct tc_cost_params *b)
 {
-	const struct tc_cost_params p = {
-		.ts_us = 75, .tw_us_per_byte = 0.011, .rho_us_per_byte = 0.014, .block_bytes = m,
-	};
+	return a->ts_us == b->ts_us && a->tw_us_per_byte == b->tw_us_per_byte &&
+	       a->rho_us_per_byte == b->rho_us_per_byte && a->hop_us == b->hop_us;
+}
+
+/* Price candidate c at sizes[0..n) into t[]. */
+static void price(enum tc_coll coll, const struct tc_shape *shape, const struct tc_cost_params *p,
+		  const size_t *sizes, int n, struct tc_auto_cand *c, double *t)
+{
+	const struct tc_algo *a = c->algo;
 	const struct tc_sched *s;
-	struct tc_cost c;
-	const char *why;
+	struct tc_verify_report r;
+	struct tc_cost cost;
+	const char *why = NULL;
 	int err;
 
-	err = tc_sched_get(coll, a, shape, &s, &why);
-	if (err)
-		return err;
-	err = tc_cost_eval(s, &p, &c);
-	if (err)
-		return err;
-	*us = c.time_us;
+	if (shape->nodes > TC_AUTO_PRICE_MAX_NODES && (a->flags & TC_ALGO_DIRECT_P2)) {
+		c->err = -E2BIG;
+		snprintf(c->why, sizeof(c->why),
+			 "not priced: %d nodes make %lld messages; direct schedules are priced up to %d nodes",
+			 shape->nodes, (long long)shape->nodes * (shape->nodes - 1), TC_AUTO_PRICE_MAX_NODES);
+		return;
+	}
+	__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);
+	if (shape->nodes <= TC_AUTO_PRICE_MAX_NODES) {
+		err = tc_sched_get(coll, a, shape, &s, &why);
+		if (!err)
+			err = tc_cost_eval_sizes(s, p, sizes, n, t, &cost);
+	} else {
+		err = tc_sched_check_streamed(a, shape, p, sizes, n, t, &r, &cost, NULL, NULL, &why);
+		if (err == -EPROTO)
+			snprintf(c->why, sizeof(c->why), "%s: schedule fails verification: %.150s", a->name,
+				 r.first_violation);
+		tc_verify_report_free(&r);
+	}
+	c->err = err;
+	if (err) {
+		if (!c->why[0])
+			snprintf(c->why, sizeof(c->why), "%s", why ? why : tc_last_error());
+		return;
+	}
+	c->steps = cost.steps;
+}
+
+static struct tc_auto_entry *price_all(enum tc_coll coll, const struct tc_shape *shape, size_t lo, size_t hi,
+				       const struct tc_cost_params *p)
+{
+	const size_t sizes[2] = { lo, hi };
+	struct tc_auto_entry *e;
+	double t[2];
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->coll = coll;
+	e->shape = *shape;
+	e->lo = lo;
+	e->hi = hi;
+	e->params = *p;
+	for (int i = 0; tc_algos[i] && e->ncand < TC_AUTO_MAX_CANDS; i++) {
+		struct tc_auto_cand *c = &e->cand[e->ncand];
+
+		if (tc_algos[i]->coll != coll)
+			continue;
+		c->algo = tc_algos[i];
+		t[0] = t[1] = 0;
+		price(coll, shape, p, sizes, lo == hi ? 1 : 2, c, t);
+		e->us_lo[e->ncand] = t[0];
+		e->us_hi[e->ncand] = lo == hi ? t[0] : t[1];
+		e->ncand++;
+	}
+	return e;
+}
+
+/* a before b: cheaper, or a tie (relative 1e-9) with fewer startups, or earlier. */
+static int better(const struct tc_auto_cand *a, int ia, const struct tc_auto_cand *b, int ib)
+{
+	double big = a->us > b->us ? a->us : b->us;
+
+	if (fabs(a->us - b->us) > 1e-9 * big)
+		return a->us < b->us;
+	if (a->steps != b->steps)
+		return a->steps < b->steps;
+	return ia < ib;
+}
+
+static void decide(const struct tc_auto_entry *e, size_t m, struct tc_auto_choice *out)
+{
+	out->m = m;
+	out->class_lo = e->lo;
+	out->class_hi = e->hi;
+	out->params = e->params;
+	out->ncand = e->ncand;
+	out->winner = out->runner_up = -1;
+	for (int i = 0; i < e->ncand; i++) {
+		struct tc_auto_cand *c = &out->cand[i];
+
+		*c = e->cand[i];
+		if (c->err)
+			continue;
+		c->us = e->hi == e->lo ? e->us_hi[i] :
+			e->us_lo[i] + (e->us_hi[i] - e->us_lo[i]) * (double)(m - e->lo) / (double)(e->hi - e->lo);
+		if (out->winner < 0 || better(c, i, &out->cand[out->winner], out->winner)) {
+			out->runner_up = out->winner;
+			out->winner = i;
+		} else if (out->runner_up < 0 || better(c, i, &out->cand[out->runner_up], out->runner_up)) {
+			out->runner_up = i;
+		}
+	}
+}
+
+int tc_auto_choose(enum tc_coll coll, const struct tc_shape *shape, size_t block_bytes,
+		   const struct tc_cost_params *p, struct tc_auto_choice *out)
+{
+	struct tc_cost_params dflt;
+	struct tc_auto_entry *e, *f;
+	size_t hi = 1;
+
+	if (!shape || !out || (coll != TC_COLL_ALLTOALL && coll != TC_COLL_ALLGATHER))
+		return tc_err(-EINVAL, "auto: bad collective, shape or output");
+	if (!p) {
+		tc_cost_params_default(&dflt);
+		p = &dflt;
+	}
+	if (!block_bytes)
+		block_bytes = 1;
+	while (hi < block_bytes && hi < ((size_t)1 << 40))
+		hi <<= 1;
+	pthread_mutex_lock(&tc_auto_lock);
+	for (e = tc_auto_head; e; e = e->next)
+		if (e->coll == coll && e->hi == hi && params_equal(&e->params, p) && tc_shape_equal(&e->shape, shape))
+			break;
+	pthread_mutex_unlock(&tc_auto_lock);
+
+	if (!e) {
+		/* price outside the lock: tc_sched_get has its own */
+		e = price_all(coll, shape, hi > 1 ? hi / 2 : 1, hi, p);
+		if (!e)
+			return tc_err(-ENOMEM, "auto: out of memory");
+		pthread_mutex_lock(&tc_auto_lock);
+		for (f = tc_auto_head; f; f = f->next)
+			if (f->coll == coll && f->hi == hi && params_equal(&f->params, p) &&
+			    tc_shape_equal(&f->shape, shape))
+				break;
+		if (f) { /* another thread priced it meanwhile: keep one */
+			free(e);
+			e = f;
+		} else {
+			e->next = tc_auto_head;
+			tc_auto_head = e;
+		}
+		pthread_mutex_unlock(&tc_auto_lock);
+	}
+	/* entries are never freed or changed once published */
+	decide(e, block_bytes, out);
+	if (out->winner < 0)
+		return tc_err(-EOPNOTSUPP, "auto: no %s algorithm supports this shape", tc_coll_str(coll));
 	return 0;
 }
 
-static const struct tc_algo *choose(enum tc_coll coll, const struct tc_shape *shape, size_t m)
+const struct tc_algo *tc_algo_auto(enum tc_coll coll, const struct tc_shape *shape, size_t block_bytes,
+				   const struct tc_cost_params *p)
 {
-	const struct tc_algo *const *list, *const *alt, *best;
-	double best_us, us;
+	struct tc_auto_choice c;
 
-	if (coll == TC_COLL_ALLTOALL) {
-		list = shape->one_port ? a2a_oneport : a2a_allport;
-		alt = a2a_alt;
-	} else {
-		list = shape->ndims == 2 && !shape->one_port ? ag_2d : ag_other;
-		alt = ag_alt;
-	}
-	best = first_that_builds(coll, shape, list);
-	if (!best || shape->nodes > TC_AUTO_PRICE_MAX_NODES)
-		return best;
-	if (price(coll, best, shape, m, &best_us))
-		return best;
-	for (int i = 0; alt[i]; i++) {
-		if (alt[i] == best || price(coll, alt[i], shape, m, &us))
-			continue;
-		if (us < best_us) {
-			best = alt[i];
-			best_us = us;
-		}
-	}
-	return best;
+	if (tc_auto_choose(coll, shape, block_bytes, p, &c))
+		return NULL;
+	return c.cand[c.winner].algo;
 }
 
-const struct tc_algo *tc_algo_auto(enum tc_coll coll, const struct tc_shape *shape, size_t block_bytes)
+void tc_auto_reason(const struct tc_auto_choice *c, char *buf, size_t len)
 {
-	struct tc_auto_entry *e;
-	const struct tc_algo *a;
-	size_t bucket = 1;
+	const struct tc_auto_cand *w, *r;
 
-	if (!shape || (coll != TC_COLL_ALLTOALL && coll != TC_COLL_ALLGATHER))
-		return NULL;
-	while (bucket < block_bytes && bucket < ((size_t)1 << 40))
-		bucket <<= 1;
-	pthread_mutex_lock(&tc_auto_lock);
-	for (e = tc_auto_head; e; e = e->next)
-		if (e->coll == coll && e->bucket == bucket && tc_shape_equal(&e->shape, shape))
-			break;
-	if (e) {
-		a = e->algo;
-		pthread_mutex_unlock(&tc_auto_lock);
-		return a;
+	if (c->winner < 0) {
+		snprintf(buf, len, "no candidate: no algorithm builds a verified schedule for this shape");
+		return;
 	}
-	pthread_mutex_unlock(&tc_auto_lock);
-
-	/* choose outside the lock: tc_sched_get has its own */
-	a = choose(coll, shape, bucket);
-	if (!a)
-		return NULL;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return a;
-	e->coll = coll;
-	e->shape = *shape;
-	e->bucket = bucket;
-	e->algo = a;
-	pthread_mutex_lock(&tc_auto_lock);
-	e->next = tc_auto_head;
-	tc_auto_head = e;
-	pthread_mutex_unlock(&tc_auto_lock);
-	return a;
+	w = &c->cand[c->winner];
+	if (c->runner_up < 0) {
+		snprintf(buf, len, "%s wins: the only candidate (%.6g us)", w->algo->name, w->us);
+		return;
+	}
+	r = &c->cand[c->runner_up];
+	if (fabs(w->us - r->us) > 1e-9 * (w->us > r->us ? w->us : r->us))
+		snprintf(buf, len, "%s wins: %.6g us, %.3fx less than the runner-up %s (%.6g us)", w->algo->name,
+			 w->us, w->us > 0 ? r->us / w->us : 0.0, r->algo->name, r->us);
+	else if (w->steps != r->steps)
+		snprintf(buf, len, "%s wins: ties with %s at %.6g us, fewer startups (%u against %u)", w->algo->name,
+			 r->algo->name, w->us, w->steps, r->steps);
+	else
+		snprintf(buf, len, "%s wins: ties with %s at %.6g us and %u startups, earlier in the registry",
+			 w->algo->name, r->algo->name, w->us, w->steps);
 }

@@ -6,8 +6,46 @@
 #include "algorithms/algos.h"
 #include "core/cost.h"
 
-/* auto.c: the library's choice for shape and block size (name "auto"). */
-const struct tc_algo *tc_algo_auto(enum tc_coll coll, const struct tc_shape *shape, size_t block_bytes);
+/*
+ * auto.c: the library's choice ("auto"): every registered algorithm of the
+ * collective whose schedule builds and verifies for the shape, priced with
+ * the cost model at the transport's parameters p (NULL: the module's default
+ * timing, tc_cost_params_default; p->block_bytes is ignored), the cheapest
+ * wins. Decisions are cached per (collective, shape, size class, p).
+ */
+#define TC_AUTO_MAX_CANDS 32
+/* Above this many nodes a schedule is priced by a streamed build (not kept)
+ * and algorithms flagged TC_ALGO_DIRECT_P2 are not priced at all. */
+#define TC_AUTO_PRICE_MAX_NODES 256
+
+struct tc_auto_cand {
+	const struct tc_algo *algo;
+	int err;	/* 0: priced; else -errno, not a candidate: why says why */
+	char why[200];
+	uint32_t steps; /* startups on the critical path */
+	double us;	/* predicted time for the requested block size */
+};
+
+struct tc_auto_choice {
+	size_t m;			/* the block size asked for */
+	size_t class_lo, class_hi;	/* its size class (lo, hi], priced at both ends */
+	struct tc_cost_params params;	/* what it was priced with */
+	int ncand;			/* every algorithm of the collective, registry order */
+	struct tc_auto_cand cand[TC_AUTO_MAX_CANDS];
+	int winner, runner_up;		/* indices into cand; -1: none */
+};
+
+/* The winner for (coll, shape, m, p); NULL if no algorithm supports the shape. */
+const struct tc_algo *tc_algo_auto(enum tc_coll coll, const struct tc_shape *shape, size_t block_bytes,
+				   const struct tc_cost_params *p);
+/* The same with everything the choice saw. 0, -EOPNOTSUPP (no candidate:
+ * out->cand says why each failed), -EINVAL, -ENOMEM. */
+int tc_auto_choose(enum tc_coll coll, const struct tc_shape *shape, size_t block_bytes,
+		   const struct tc_cost_params *p, struct tc_auto_choice *out);
+/* One line saying why the winner won (against the runner-up). */
+void tc_auto_reason(const struct tc_auto_choice *c, char *buf, size_t len);
+/* Test hook: candidate schedules priced so far by this process. */
+unsigned long __tc_auto_pricings(void);
 
 /* cache.c: schedules built once per (coll, algo, shape), shared by every
  * communicator of the process; *why says why a build failed. */

@@ -3,8 +3,9 @@
  * The device transport: one node of a torus.ko fabric, /dev/torus<F>n<N>.
  *
  * open: handshake (ABI version, the ioctls we need), node query (shape,
- * coordinates, neighbours), mmap of the node's buffer matrix, which is the
- * transport buffer. post: the whole batch in one TORUS_IOC_POST, sends with
+ * coordinates, neighbours), fabric query (the fabric's timing: ts, tw and
+ * per-hop latency, which the algorithm choice prices with), mmap of the
+ * node's buffer matrix, which is the transport buffer. post: the whole batch in one TORUS_IOC_POST, sends with
  * an explicit route (TORUS_SEND_ROUTE). wait: TORUS_IOC_CQ_WAIT until the
  * wanted number of completions arrived; a completion with a non-zero status
  * fails the wait with that status. Every posted descriptor carries its index
@@ -70,6 +71,25 @@ static int tc_dev_grow(struct tc_dev *dev, uint32_t need)
 	return 0;
 }
 
+/*
+ * The fabric's own timing in the cost model's units. A module that cannot
+ * answer the fabric query on a node device leaves the defaults (its own
+ * defaults, the ones the library knows).
+ */
+static void tc_dev_timing(int fd, const struct torus_handshake *hs, struct tc_cost_params *p)
+{
+	struct torus_fabric_query fq = { .size = sizeof(fq) };
+
+	tc_cost_params_default(p);
+	if (!(hs->ioctls & (1ull << (TORUS_CMD_FABRIC_QUERY - TORUS_CMD_BASE))) ||
+	    ioctl(fd, TORUS_IOC_FABRIC_QUERY, &fq) < 0)
+		return;
+	p->ts_us = fq.ts_ns / 1e3;
+	p->tw_us_per_byte = fq.tw_ps / 1e6;
+	p->hop_us = fq.hop_ns / 1e3;
+	p->rho_us_per_byte = 0; /* the device charges no time for local copies */
+}
+
 static int tc_dev_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 {
 	struct torus_handshake hs = { .size = sizeof(hs) };
@@ -124,6 +144,7 @@ static int tc_dev_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 		goto err_close;
 	}
 	tp->rank = q.node_id;
+	tc_dev_timing(dev->fd, &hs, &tp->cost);
 	dev->matrix_bytes = q.matrix_bytes;
 	dev->matrix = mmap(NULL, dev->matrix_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd, 0);
 	if (dev->matrix == MAP_FAILED) {

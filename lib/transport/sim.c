@@ -54,6 +54,8 @@ static int tc_sim_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	tp->priv = sim;
 	tp->shape = sim->shape;
 	tp->rank = attr->node;
+	/* The simulator keeps no virtual time: price as the module's defaults. */
+	tc_cost_params_default(&tp->cost);
 	return 0;
 }
 

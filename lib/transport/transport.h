@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "core/cost.h"
 #include "core/shape.h"
 
 struct tc_comm_attr;
@@ -25,8 +26,8 @@ struct tc_transport_ops;
 /*
  * The transport handle: all a transport sees of the communicator that owns
  * it. The caller sets ops and timeout_ms and zeroes the rest before open;
- * open fills shape, rank, max_segs (and fabric_id on the device) and keeps
- * its own state in priv.
+ * open fills shape, rank, max_segs, cost (and fabric_id on the device) and
+ * keeps its own state in priv.
  */
 struct tc_tp {
 	const struct tc_transport_ops *ops;
@@ -36,6 +37,11 @@ struct tc_tp {
 	uint32_t max_segs;	/* filled by open: most segments per transfer, 0 = no limit */
 	int timeout_ms;		/* a step's wait limit, set before open */
 	uint32_t fabric_id;	/* dev: the fabric */
+	/* Filled by open: the timing of this network in the cost model's terms
+	 * (block_bytes unused), what the algorithm choice prices with. The
+	 * device reads its fabric's own; a transport without one sets
+	 * tc_cost_params_default(). The communicator then applies TC_COST_*. */
+	struct tc_cost_params cost;
 };
 
 struct tc_seg {
@@ -66,7 +72,7 @@ struct tc_wait_err {
 
 struct tc_transport_ops {
 	const char *name;
-	/* Bind tp to its node; fill tp->shape, tp->rank, tp->max_segs. */
+	/* Bind tp to its node; fill tp->shape, tp->rank, tp->max_segs, tp->cost. */
 	int (*open)(struct tc_tp *tp, const struct tc_comm_attr *attr);
 	void (*close)(struct tc_tp *tp);
 	/* Make at least bytes of buffer available; *base is its address in

@@ -166,7 +166,7 @@ static void test_auto_and_cache(void)
 			continue;
 		tc_shape_str(&sh, name, sizeof(name));
 		for (int coll = TC_COLL_ALLTOALL; coll <= TC_COLL_ALLGATHER; coll++) {
-			const struct tc_algo *a = tc_algo_auto(coll, &sh, 64);
+			const struct tc_algo *a = tc_algo_auto(coll, &sh, 64, NULL);
 			const struct tc_sched *s1 = NULL, *s2 = NULL;
 			const char *why = NULL;
 			long bad;

@@ -11,9 +11,9 @@
  *   - the schedule's steps and the startups on its critical path;
  *   - the cost model's prediction (tc_cost_eval_sizes on the schedule) with
  *     the Intel Paragon parameters (ts 75 us, tw 0.011 us/B, rho 0.014 us/B);
- *   - the same with the fabric's own parameters: ts + one hop per message,
- *     tw (the driver charges ts + h*hop + m*tw; only one hop is priced, so
- *     multi-hop messages of saad-schultz and bruck are slightly under-priced);
+ *   - the same with the fabric's own parameters: ts, tw and the per-hop
+ *     time, which the cost model charges per link crossed as the driver
+ *     does (ts + h*hop + m*tw);
  *   - the device's virtual makespan for one call (TORUS_IOC_FABRIC_QUERY
  *     makespan_ns, reset with TORUS_QUERY_RESET_STATS before each call):
  *     median over the timed calls;
@@ -429,8 +429,9 @@ static int ba_shape(int ctl, const struct ba_shape_arg *sa, const char *const *a
 		fprintf(stderr, "bench_allgather: %s: fabric query: %s\n", sa->label, strerror(-ret));
 		goto out;
 	}
-	fab.ts_us = (q.ts_ns + q.hop_ns) / 1e3;
+	fab.ts_us = q.ts_ns / 1e3;
 	fab.tw_us_per_byte = q.tw_ps / 1e6;
+	fab.hop_us = q.hop_ns / 1e3;
 	printf("\n%s torus (%d nodes): fabric ts %llu ns, tw %llu ps/B, hop %llu ns, matrix %llu KiB per node\n",
 	       sa->label, r.nodes, (unsigned long long)q.ts_ns, (unsigned long long)q.tw_ps,
 	       (unsigned long long)q.hop_ns, (unsigned long long)q.matrix_bytes >> 10);

@@ -140,6 +140,15 @@ out:
 	tc_comm_destroy(comm);
 }
 
+/* The fabrics' timing, and the same in the cost model's units (what the
+ * library's choice prices with on them). */
+#define FAB_TS_NS 1000
+#define FAB_TW_PS 10
+#define FAB_HOP_NS 10
+static const struct tc_cost_params fab_cost = {
+	.ts_us = FAB_TS_NS / 1e3, .tw_us_per_byte = FAB_TW_PS / 1e6, .hop_us = FAB_HOP_NS / 1e3,
+};
+
 static int fabric_create(int ctl, const struct fab_case *fc, __u32 *id, __u32 *nodes)
 {
 	struct torus_fabric_create c = {
@@ -147,9 +156,9 @@ static int fabric_create(int ctl, const struct fab_case *fc, __u32 *id, __u32 *n
 		.flags = fc->flags,
 		.ndims = fc->ndims,
 		.wrap_mask = fc->wrap,
-		.ts_ns = 1000,
-		.tw_ps = 10,
-		.hop_ns = 10,
+		.ts_ns = FAB_TS_NS,
+		.tw_ps = FAB_TW_PS,
+		.hop_ns = FAB_HOP_NS,
 	};
 
 	memcpy(c.dims, fc->dims, sizeof(c.dims));
@@ -279,7 +288,7 @@ static void run_case(int ctl, const struct fab_case *fc, enum tc_coll_id coll, c
 		dims[d] = fc->dims[d];
 	tc_shape_init(&sh, fc->ndims, dims, fc->wrap, !!(fc->flags & TORUS_FABRIC_ONE_PORT));
 	/* The schedule the library will run, for the counter comparison. */
-	a = strcmp(algo, "auto") ? tc_algo_find(tcoll, algo) : tc_algo_auto(tcoll, &sh, BLOCK_BYTES);
+	a = strcmp(algo, "auto") ? tc_algo_find(tcoll, algo) : tc_algo_auto(tcoll, &sh, BLOCK_BYTES, &fab_cost);
 	if (!a) {
 		tap_ok(0, "%s %s: no such algorithm", fc->label, algo);
 		return;

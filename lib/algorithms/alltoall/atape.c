@@ -111,4 +111,5 @@ const struct tc_algo tc_algo_atape = {
 	.coll = TC_COLL_ALLTOALL,
 	.summary = "Latin-square direct exchange, each step a permutation (001 ATAPE)",
 	.build = build,
+	.flags = TC_ALGO_DIRECT_P2,
 };

@@ -102,4 +102,5 @@ const struct tc_algo tc_algo_direct = {
 	.coll = TC_COLL_ALLTOALL,
 	.summary = "baseline: every block sent directly, routed dimension-ordered",
 	.build = build,
+	.flags = TC_ALGO_DIRECT_P2,
 };

@@ -49,4 +49,5 @@ const struct tc_algo tc_algo_pairwise = {
 	.coll = TC_COLL_ALLTOALL,
 	.summary = "baseline: pairwise exchange, step i to rank+i",
 	.build = build,
+	.flags = TC_ALGO_DIRECT_P2,
 };

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The library's choice ("auto", lib/select/auto.c) against pricing every
+ * candidate here:
+ *
+ *  - For a grid of shapes (rings, 2-D, 3-D, 4-D tori, meshes, one-port), both
+ *    collectives, block sizes from 1 B to 1 MiB (powers of two and sizes in
+ *    between) and two parameter settings (the module's default timing with
+ *    its per-hop term; the Intel Paragon figures ts 75 us, tw 0.011 us/B,
+ *    rho 0.014 us/B), this program builds and prices every registered
+ *    algorithm of the collective itself (tc_sched_get, tc_cost_eval_sizes at
+ *    the exact size) and checks that auto's pick costs at most 1.05x the
+ *    cheapest, that auto's own figure for its pick is that price (exactly at
+ *    powers of two, at least it in between), and that every algorithm this
+ *    program could price was a candidate of auto's.
+ *  - A decision is priced once: asking again in the same size class with the
+ *    same parameters prices nothing (the pricing counter does not move);
+ *    other parameters price again.
+ *  - The cost model's per-hop term: one message of b blocks over h links
+ *    costs ts + h*hop + b*m*tw.
+ *  - Through a simulated fabric: tc_coll_last() reports auto's winner, its
+ *    predicted time and the runner-up; TC_COST_* change the choice's
+ *    parameters (and a malformed one fails tc_comm_create); TC_ALLTOALL_ALGO
+ *    still forces an algorithm; a caller's smaller tc_coll_info gets only
+ *    the fields that fit.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "select/select.h"
+#include "tap.h"
+
+static const struct {
+	const char *dims;
+	int mesh, one_port;
+} shapes[] = {
+	{ "4", 0, 0 },	   { "6", 0, 0 },     { "8", 0, 0 },	 { "3x3", 0, 0 },     { "4x4", 0, 0 },
+	{ "5x5", 0, 0 },   { "4x6", 0, 0 },   { "6x6", 0, 0 },	 { "8x8", 0, 0 },     { "2x8", 0, 0 },
+	{ "3x3x3", 0, 0 }, { "4x4x4", 0, 0 }, { "4x4x4x4", 0, 0 }, { "5", 0, 1 },     { "4x4", 1, 0 },
+	{ "6x6", 1, 0 },   { "3x5", 1, 0 },   { "4x4", 0, 1 },	 { "8x8", 0, 1 },     { "3x3", 0, 1 },
+	{ "4x4x4", 0, 1 }, { "4x4", 1, 1 },
+};
+
+/* Powers of two (priced exactly) and sizes in between (interpolated). */
+static const size_t sizes[] = { 1, 64, 1024, 4096, 65536, 1048576, 3, 100, 3000, 40000, 700000 };
+#define NSIZES (int)(sizeof(sizes) / sizeof(sizes[0]))
+
+static const struct {
+	const char *name;
+	struct tc_cost_params p;
+} params[] = {
+	{ "module defaults", { .ts_us = TC_COST_DEFAULT_TS_US, .tw_us_per_byte = TC_COST_DEFAULT_TW_US_PER_BYTE,
+			       .rho_us_per_byte = TC_COST_DEFAULT_RHO_US_PER_BYTE, .hop_us = TC_COST_DEFAULT_HOP_US } },
+	{ "Paragon", { .ts_us = 75, .tw_us_per_byte = 0.011, .rho_us_per_byte = 0.014 } },
+};
+
+static int is_pow2(size_t m)
+{
+	return (m & (m - 1)) == 0;
+}
+
+static int ncases, nwithin;
+static double worst_ratio;
+static char worst_case[160];
+
+/* One (shape, collective, parameters): every size. */
+static void check_grid_point(const struct tc_shape *sh, const char *name, enum tc_coll coll, int pi)
+{
+	const struct tc_cost_params *p = &params[pi].p;
+	double t[TC_AUTO_MAX_CANDS][NSIZES];
+	const struct tc_algo *algo[TC_AUTO_MAX_CANDS];
+	int ok[TC_AUTO_MAX_CANDS] = { 0 }, n = 0, bad = 0, any = 0;
+	double worst = 0;
+	size_t worst_m = 0;
+	char msg[256] = "";
+
+	for (int i = 0; tc_algos[i]; i++) {
+		const struct tc_sched *s;
+		const char *why;
+		struct tc_cost c;
+
+		if (tc_algos[i]->coll != coll)
+			continue;
+		algo[n] = tc_algos[i];
+		ok[n] = !tc_sched_get(coll, tc_algos[i], sh, &s, &why) &&
+			!tc_cost_eval_sizes(s, p, sizes, NSIZES, t[n], &c);
+		any |= ok[n];
+		n++;
+	}
+	for (int k = 0; k < NSIZES; k++) {
+		struct tc_auto_choice ch;
+		int best = -1, w;
+		double r, us;
+
+		if (tc_auto_choose(coll, sh, sizes[k], p, &ch)) {
+			if (any && !bad++)
+				snprintf(msg, sizeof(msg), "m %zu: auto finds no candidate (%s)", sizes[k], tc_last_error());
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if (ok[i] && (best < 0 || t[i][k] < t[best][k]))
+				best = i;
+		w = ch.winner;
+		if (ch.ncand != n || best < 0 || ch.cand[w].algo != algo[w] || !ok[w]) {
+			if (!bad++)
+				snprintf(msg, sizeof(msg), "m %zu: auto's candidates differ from the registry's (%d, %d)",
+					 sizes[k], ch.ncand, n);
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if (ok[i] && ch.cand[i].err && !bad++)
+				snprintf(msg, sizeof(msg), "m %zu: %s prices here but auto says: %s", sizes[k],
+					 algo[i]->name, ch.cand[i].why);
+		us = ch.cand[w].us;
+		if (is_pow2(sizes[k]) ? fabs(us - t[w][k]) > 1e-9 * t[w][k] : us < t[w][k] * (1 - 1e-9)) {
+			if (!bad++)
+				snprintf(msg, sizeof(msg), "m %zu: auto says %s costs %.9g us, the cost model %.9g us",
+					 sizes[k], algo[w]->name, us, t[w][k]);
+		}
+		r = t[best][k] > 0 ? t[w][k] / t[best][k] : 1;
+		ncases++;
+		nwithin += r <= 1.05;
+		if (r > worst) {
+			worst = r;
+			worst_m = sizes[k];
+		}
+		if (r > worst_ratio) {
+			worst_ratio = r;
+			snprintf(worst_case, sizeof(worst_case), "%s %s, %s, m %zu: %s %.6g us, best %s %.6g us", name,
+				 tc_coll_str(coll), params[pi].name, sizes[k], algo[w]->name, t[w][k], algo[best]->name,
+				 t[best][k]);
+		}
+		if (r > 1.05 && !bad++)
+			snprintf(msg, sizeof(msg), "m %zu: auto %s %.6g us, best %s %.6g us (%.3fx)", sizes[k],
+				 algo[w]->name, t[w][k], algo[best]->name, t[best][k], r);
+	}
+	if (!any) {
+		tap_skip("%s %s: no algorithm supports the shape", tc_coll_str(coll), name);
+		return;
+	}
+	tap_ok(!bad, "%s %s, %s: auto within 1.05x of the cheapest of %d algorithms at %d sizes (worst %.4fx at %zu B)%s%s",
+	       tc_coll_str(coll), name, params[pi].name, n, NSIZES, worst, worst_m, bad ? ": " : "", msg);
+}
+
+static void test_grid(void)
+{
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct tc_shape sh;
+		char name[64];
+
+		if (tc_shape_parse(&sh, shapes[i].dims, shapes[i].mesh, shapes[i].one_port)) {
+			tap_ok(0, "shape %s does not parse", shapes[i].dims);
+			continue;
+		}
+		tc_shape_str(&sh, name, sizeof(name));
+		for (int coll = TC_COLL_ALLTOALL; coll <= TC_COLL_ALLGATHER; coll++)
+			for (int pi = 0; pi < 2; pi++)
+				check_grid_point(&sh, name, coll, pi);
+	}
+	tap_diag("%d cases, %d within 1.05x of the cheapest; worst %.4fx: %s", ncases, nwithin, worst_ratio, worst_case);
+	tap_ok(ncases > 0 && nwithin == ncases, "every case within 1.05x (%d of %d)", nwithin, ncases);
+}
+
+static void test_cached(void)
+{
+	struct tc_cost_params p = params[0].p;
+	struct tc_auto_choice a, b;
+	struct tc_shape sh;
+	unsigned long n0, n1, n2;
+
+	tc_shape_parse(&sh, "4x4x4", 0, 0);
+	n0 = __tc_auto_pricings();
+	tc_auto_choose(TC_COLL_ALLTOALL, &sh, 4096, &p, &a);
+	n1 = __tc_auto_pricings();
+	/* the grid priced this class already; 3000 B is in the same class (2048, 4096] */
+	tc_auto_choose(TC_COLL_ALLTOALL, &sh, 3000, &p, &b);
+	tap_ok(n1 == n0 && __tc_auto_pricings() == n1 && a.winner >= 0 && b.winner >= 0,
+	       "4x4x4 alltoall 4 KiB and 3000 B again: nothing priced (%lu, %lu, %lu pricings)", n0, n1,
+	       __tc_auto_pricings());
+	tap_ok(!strcmp(a.cand[a.winner].algo->name, "pad") || !strcmp(a.cand[a.winner].algo->name, "allport-kd"),
+	       "4x4x4 alltoall 4 KiB, module defaults: %s (%.6g us); runner-up %s (%.6g us)",
+	       a.cand[a.winner].algo->name, a.cand[a.winner].us, a.runner_up >= 0 ? a.cand[a.runner_up].algo->name : "-",
+	       a.runner_up >= 0 ? a.cand[a.runner_up].us : 0);
+
+	p.ts_us *= 2;
+	n1 = __tc_auto_pricings();
+	tc_auto_choose(TC_COLL_ALLTOALL, &sh, 4096, &p, &a);
+	n2 = __tc_auto_pricings();
+	tc_auto_choose(TC_COLL_ALLTOALL, &sh, 4096, &p, &b);
+	tap_ok(n2 > n1 && __tc_auto_pricings() == n2 && a.winner == b.winner,
+	       "other parameters are priced once: %lu candidates, then none", n2 - n1);
+
+	/* a size class not asked before */
+	n1 = __tc_auto_pricings();
+	tc_auto_choose(TC_COLL_ALLGATHER, &sh, 5 << 20, &p, &a);
+	n2 = __tc_auto_pricings();
+	tc_auto_choose(TC_COLL_ALLGATHER, &sh, 6 << 20, &p, &b);
+	tap_ok(n2 > n1 && __tc_auto_pricings() == n2 && a.class_hi == 8 << 20 && b.class_hi == 8 << 20,
+	       "5 MiB then 6 MiB allgather: one class (%zu, %zu], priced once (%lu candidates)", a.class_lo, a.class_hi,
+	       n2 - n1);
+}
+
+static void test_hop_term(void)
+{
+	const struct tc_cost_params p = { .ts_us = 3, .tw_us_per_byte = 0.5, .hop_us = 0.25 };
+	const size_t m[2] = { 8, 1000 };
+	struct tc_msg msg = { .src = 0, .dst = 3, .route = { 3 }, .nblk = 2 };
+	struct tc_step_view v = { .step = 0, .nmsgs = 1, .msgs = &msg };
+	struct tc_sched s = { .coll = TC_COLL_ALLTOALL, .algo = "one message", .npackets = 1 };
+	struct tc_cost_state *c;
+	struct tc_cost out;
+	double t[2] = { 0, 0 };
+	int err;
+
+	tc_shape_parse(&s.shape, "8", 0, 0);
+	err = tc_cost_begin(&s, &p, m, 2, &c);
+	if (!err)
+		err = tc_cost_step(c, &v);
+	if (!err)
+		err = tc_cost_end(c, &s, t, &out);
+	tap_ok(!err && t[0] == 3 + 3 * 0.25 + 2 * 8 * 0.5 && t[1] == 3 + 3 * 0.25 + 2 * 1000 * 0.5,
+	       "one message of 2 blocks over 3 links: ts + 3*hop + 2*m*tw (%g us at 8 B, %g us at 1000 B)", t[0], t[1]);
+}
+
+/* ---- through the simulator ----------------------------------------------- */
+
+struct run {
+	size_t m;
+	size_t info_size;
+	int ret;
+	struct tc_coll_info info; /* node 0's */
+	unsigned char tail[64];	  /* sentinel past a short info */
+};
+
+static int node_main(tc_comm_t *comm, void *arg)
+{
+	struct run *r = arg;
+	const int P = tc_comm_size(comm), me = tc_comm_rank(comm);
+	char *send = malloc((size_t)P * r->m), *recv = malloc((size_t)P * r->m);
+	int ret = -ENOMEM;
+
+	if (!send || !recv)
+		goto out;
+	for (size_t i = 0; i < (size_t)P * r->m; i++)
+		send[i] = (char)(me * 31 + i / r->m * 7 + i);
+	ret = tc_alltoall(comm, send, recv, r->m);
+	for (int o = 0; !ret && o < P; o++)
+		for (size_t i = 0; i < r->m; i++)
+			if (recv[(size_t)o * r->m + i] != (char)(o * 31 + me * 7 + (size_t)me * r->m + i))
+				ret = -EBADMSG;
+	if (!ret && me == 0) {
+		struct {
+			struct tc_coll_info info;
+			unsigned char tail[64];
+		} buf;
+
+		memset(&buf, 0xab, sizeof(buf));
+		buf.info.size = r->info_size;
+		ret = tc_coll_last(comm, TC_ALLTOALL, &buf.info);
+		memcpy(&r->info, &buf.info, sizeof(r->info));
+		memcpy(r->tail, buf.tail, sizeof(r->tail));
+	}
+out:
+	free(send);
+	free(recv);
+	return ret;
+}
+
+static int launch(tc_sim_t *sim, struct run *r, size_t m, size_t info_size)
+{
+	memset(r, 0, sizeof(*r));
+	r->m = m;
+	r->info_size = info_size;
+	r->ret = tc_sim_launch(sim, node_main, r);
+	return r->ret;
+}
+
+static void test_coll_last(void)
+{
+	const struct tc_sim_attr sa = { sizeof(sa), 2, { 4, 4 }, 0x3, TC_ALL_PORT };
+	const size_t m = 4096;
+	struct tc_auto_choice ch;
+	struct tc_shape sh;
+	tc_sim_t *sim;
+	struct run r;
+	int ret;
+
+	tc_shape_parse(&sh, "4x4", 0, 0);
+	if (tc_sim_create(&sa, &sim)) {
+		tap_ok(0, "4x4 simulated fabric: %s", tc_last_error());
+		return;
+	}
+	unsetenv("TC_ALLTOALL_ALGO");
+
+	/* the simulator prices with the module's defaults */
+	ret = launch(sim, &r, m, sizeof(struct tc_coll_info));
+	tc_auto_choose(TC_COLL_ALLTOALL, &sh, m, NULL, &ch);
+	tap_ok(!ret && ch.winner >= 0 && ch.runner_up >= 0 && !strcmp(r.info.algo, ch.cand[ch.winner].algo->name) &&
+		       r.info.predicted_us == ch.cand[ch.winner].us &&
+		       !strcmp(r.info.runner_up, ch.cand[ch.runner_up].algo->name) &&
+		       r.info.runner_up_us == ch.cand[ch.runner_up].us && r.info.runner_up_us >= r.info.predicted_us,
+	       "4x4 alltoall 4 KiB on the simulator: ran %s, predicted %.6g us, runner-up %s %.6g us (auto: %s)",
+	       r.info.algo, r.info.predicted_us, r.info.runner_up, r.info.runner_up_us,
+	       ch.winner >= 0 ? ch.cand[ch.winner].algo->name : tc_last_error());
+
+	/* TC_COST_* replace the transport's parameters */
+	setenv("TC_COST_TS_US", "75", 1);
+	setenv("TC_COST_TW_US", "0.011", 1);
+	setenv("TC_COST_RHO_US", "0.014", 1);
+	setenv("TC_COST_HOP_US", "0", 1);
+	ret = launch(sim, &r, m, sizeof(struct tc_coll_info));
+	tc_auto_choose(TC_COLL_ALLTOALL, &sh, m, &params[1].p, &ch);
+	tap_ok(!ret && ch.winner >= 0 && !strcmp(r.info.algo, ch.cand[ch.winner].algo->name) &&
+		       r.info.predicted_us == ch.cand[ch.winner].us,
+	       "TC_COST_TS_US=75 TC_COST_TW_US=0.011 TC_COST_RHO_US=0.014: ran %s, predicted %.6g us (auto at the "
+	       "Paragon figures: %s %.6g us)",
+	       r.info.algo, r.info.predicted_us, ch.winner >= 0 ? ch.cand[ch.winner].algo->name : "-",
+	       ch.winner >= 0 ? ch.cand[ch.winner].us : 0);
+
+	/* forced: the forced algorithm runs, priced with the same parameters, no runner-up */
+	setenv("TC_ALLTOALL_ALGO", "direct", 1);
+	ret = launch(sim, &r, m, sizeof(struct tc_coll_info));
+	{
+		const struct tc_sched *s;
+		const char *why;
+		struct tc_cost_params p = params[1].p;
+		struct tc_cost c;
+
+		p.block_bytes = m;
+		tap_ok(!ret && !strcmp(r.info.algo, "direct") && !r.info.runner_up[0] &&
+			       !tc_sched_get(TC_COLL_ALLTOALL, &tc_algo_direct, &sh, &s, &why) &&
+			       !tc_cost_eval(s, &p, &c) && r.info.predicted_us == c.time_us,
+		       "TC_ALLTOALL_ALGO=direct still forces it: ran %s, predicted %.6g us, runner-up '%s'", r.info.algo,
+		       r.info.predicted_us, r.info.runner_up);
+	}
+	unsetenv("TC_ALLTOALL_ALGO");
+
+	/* a caller's older, smaller struct: nothing past its size is written */
+	ret = launch(sim, &r, m, offsetofend(struct tc_coll_info, why));
+	{
+		const unsigned char *b = (const unsigned char *)&r.info + offsetofend(struct tc_coll_info, why);
+		size_t n = sizeof(r.info) - offsetofend(struct tc_coll_info, why), i;
+
+		for (i = 0; i < n && b[i] == 0xab; i++)
+			;
+		tap_ok(!ret && r.info.algo[0] && r.info.size == offsetofend(struct tc_coll_info, why) && i == n,
+		       "tc_coll_info of the size before predicted_us: %s filled, the %zu bytes after it untouched",
+		       r.info.algo, n);
+	}
+	/* a larger one: the tail is zeroed */
+	ret = launch(sim, &r, m, sizeof(struct tc_coll_info) + 16);
+	tap_ok(!ret && r.info.size == sizeof(struct tc_coll_info) && !r.tail[0] && !r.tail[15] && r.tail[16] == 0xab,
+	       "tc_coll_info 16 bytes larger: size says %u, the extra bytes are zeroed", r.info.size);
+
+	setenv("TC_COST_TW_US", "fast", 1);
+	ret = launch(sim, &r, m, sizeof(struct tc_coll_info));
+	tap_ok(ret == -EINVAL, "TC_COST_TW_US=fast: tc_comm_create fails -EINVAL (%d: %s)", ret, tc_last_error());
+	setenv("TC_COST_TW_US", "-1", 1);
+	ret = launch(sim, &r, m, sizeof(struct tc_coll_info));
+	tap_ok(ret == -EINVAL, "TC_COST_TW_US=-1: tc_comm_create fails -EINVAL (%d)", ret);
+	unsetenv("TC_COST_TS_US");
+	unsetenv("TC_COST_TW_US");
+	unsetenv("TC_COST_RHO_US");
+	unsetenv("TC_COST_HOP_US");
+	tc_sim_destroy(sim);
+}
+
+int main(void)
+{
+	test_hop_term();
+	test_grid();
+	test_cached();
+	test_coll_last();
+	return tap_done();
+}
