@@ -41,8 +41,9 @@ static const char usage_text[] =
 	"                      auto (default) or all\n"
 	"      --transport T   dev (default, or $TC_TRANSPORT): this process is one\n"
 	"                      rank of a fabric (start with torusrun); sim: every node\n"
-	"                      a thread of this process (needs --dims); verbs: passed\n"
-	"                      to the library as TC_TRANSPORT=verbs\n"
+	"                      a thread of this process (needs --dims or TC_SIM_DIMS,\n"
+	"                      which torusrun --transport sim sets); verbs: passed to\n"
+	"                      the library as TC_TRANSPORT=verbs\n"
 	"  -d, --dims DIMS     shape, 4x4 or 4,4 (sim: required; dev: checked)\n"
 	"      --mesh          sim: no dimension wraps\n"
 	"      --one-port      sim: one-port nodes\n"
@@ -1056,8 +1057,16 @@ int main(int argc, char **argv)
 		if (strcmp(transport, "dev") && strcmp(transport, "sim") && strcmp(transport, "verbs"))
 			die(2, "TC_TRANSPORT=%s: expected dev, sim or verbs", transport);
 	}
-	if (!strcmp(transport, "sim") && !b.o.ndims)
-		die(2, "--transport sim needs --dims (e.g. --dims 4x4)");
+	if (!strcmp(transport, "sim") && !b.o.ndims) {
+		/* torusrun --transport sim --dims D passes the shape on */
+		const char *v = getenv("TC_SIM_DIMS");
+
+		if (!v || !*v)
+			die(2, "--transport sim needs --dims (e.g. --dims 4x4)");
+		parse_dims(v, &b.o);
+		b.o.mesh |= getenv("TC_SIM_MESH") != NULL;
+		b.o.one_port |= getenv("TC_SIM_ONE_PORT") != NULL;
+	}
 	if (strcmp(transport, "sim") && (b.o.mesh || b.o.one_port))
 		die(2, "--mesh and --one-port shape the simulator only; on %s the fabric has its shape", transport);
 
