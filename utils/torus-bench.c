@@ -124,6 +124,7 @@ struct bench {
 	int nrecs, caprecs;
 	int progress;
 	int fail; /* negative errno of the first failure */
+	int bad_algo;
 	char failmsg[256];
 	pthread_mutex_t lock;
 	int ctl_fd; /* dev: /dev/torus-ctl for the makespan, or -1 */
@@ -576,6 +577,7 @@ static int bench_rank(tc_comm_t *comm, void *arg)
 			ret = tc_comm_set_algo(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, algo);
 			if (ret) {
 				set_fail(b, rank, ret, "tc_comm_set_algo");
+				b->bad_algo = ret == -ENOENT; /* a name no collective has: bad usage */
 				break;
 			}
 		}
@@ -1136,7 +1138,7 @@ int main(int argc, char **argv)
 			tc_sim_destroy(sim);
 		else
 			tc_comm_destroy(comm);
-		return 4;
+		return b.bad_algo ? 2 : 4;
 	}
 	for (int i = 0; i < b.nrecs; i++) {
 		errors += b.recs[i].errors;

@@ -331,15 +331,17 @@ static void fabric_release(struct fabric *f)
 
 /* ---- ranks ---- */
 
-static pid_t pgid;
-
+/* Each rank leads its own process group, so a signal reaches what it
+ * started too (a shell's children), and a rank that dies early cannot leave
+ * a later one outside the group. */
 static void kill_all(int sig)
 {
-	if (pgid > 0)
-		kill(-pgid, sig);
-	for (int r = 0; r < nranks; r++)
-		if (ranks[r].pid > 0 && !ranks[r].done)
+	for (int r = 0; r < nranks; r++) {
+		if (ranks[r].pid <= 0)
+			continue;
+		if (kill(-ranks[r].pid, sig) && !ranks[r].done)
 			kill(ranks[r].pid, sig);
+	}
 }
 
 static int status_code(int st)
@@ -355,23 +357,29 @@ static void spawn(int r, const char *transport, uint32_t fabric, char **argv)
 {
 	int o[2], e[2];
 	char v[32];
+	sigset_t block, old;
 	pid_t pid;
 
 	if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC))
 		die(1, "pipe: %s", strerror(errno));
+	/* a signal between fork and exec must meet the default action, not our handler */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	pid = fork();
 	if (pid < 0)
 		die(1, "fork: %s", strerror(errno));
 	if (!pid) {
-		sigset_t none;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGCHLD, SIG_DFL);
-		setpgid(0, pgid);
+		signal(SIGPIPE, SIG_DFL);
+		setpgid(0, 0);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		dup2(o[1], 1);
 		dup2(e[1], 2);
 		setenv("TC_TRANSPORT", transport, 1);
@@ -385,9 +393,8 @@ static void spawn(int r, const char *transport, uint32_t fabric, char **argv)
 		fprintf(stderr, PROG ": %s: %s\n", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	if (!pgid)
-		pgid = pid;
-	setpgid(pid, pgid);
+	setpgid(pid, pid);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(o[1]);
 	close(e[1]);
 	ranks[r].pid = pid;
@@ -650,6 +657,7 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* torusrun's own stdout may be a pipe that closes: write errors are not fatal */
 
 	ret = run_ranks("dev", f.id, argv + i, timeout);
 	fabric_release(&f);
