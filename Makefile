@@ -67,4 +67,3 @@ uninstall-lib:
 		$(DESTDIR)$(LIBDIR)/libtoruscoll.a $(DESTDIR)$(LIBDIR)/pkgconfig/toruscoll.pc \
 		$(DESTDIR)$(INCLUDEDIR)/toruscoll.h $(DESTDIR)$(INCLUDEDIR)/uapi/torus.h \
 		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/man3/*.3)))
-	-rmdir -p $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/uapi $(DESTDIR)$(MANDIR)/man3 2>/dev/null

@@ -30,4 +30,3 @@ uninstall-utils:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(UTIL_BINS))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(UTIL_MAN1))) \
 		$(DESTDIR)$(MANDIR)/man4/torus.4 $(DESTDIR)$(UDEVRULESDIR)/60-torus.rules
-	-rmdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man4 $(DESTDIR)$(UDEVRULESDIR) 2>/dev/null
