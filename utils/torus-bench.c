@@ -527,8 +527,12 @@ static int add_record(struct bench *b, const struct record *r)
 	return 0;
 }
 
-/* Virtual makespan of the device fabric: reset (rank 0) or read. */
-static int makespan(struct bench *b, int reset, double *us)
+/*
+ * Virtual makespan of the device fabric (the latest virtual end time of any
+ * message). It is read, never reset: a reset while another rank still has
+ * completions to reap would let their old end times push its clock back up.
+ */
+static int makespan(struct bench *b, double *us)
 {
 	struct torus_fabric_query q;
 
@@ -537,7 +541,6 @@ static int makespan(struct bench *b, int reset, double *us)
 	memset(&q, 0, sizeof(q));
 	q.size = sizeof(q);
 	q.fabric_id = b->fabric_id;
-	q.flags = reset ? TORUS_QUERY_RESET_STATS : 0;
 	if (ioctl(b->ctl_fd, TORUS_IOC_FABRIC_QUERY, &q))
 		return -errno;
 	*us = q.makespan_ns / 1e3;
@@ -638,8 +641,8 @@ static int bench_rank(tc_comm_t *comm, void *arg)
 			if (r.supported) {
 				if (use_ms) {
 					ret = tc_barrier(comm);
-					if (!ret && rank == 0)
-						makespan(b, 1, &ms0);
+					if (!ret && rank == 0 && makespan(b, &ms0))
+						ms0 = -1;
 				}
 				if (!ret)
 					ret = tc_barrier(comm);
@@ -656,8 +659,8 @@ static int bench_rank(tc_comm_t *comm, void *arg)
 				bad += check(o->coll, size, P, rank, it, &B);
 				if (use_ms) {
 					ret = tc_barrier(comm);
-					if (!ret && rank == 0 && !makespan(b, 0, &ms1))
-						r.makespan = ms1 / o->iters;
+					if (!ret && rank == 0 && ms0 >= 0 && !makespan(b, &ms1))
+						r.makespan = (ms1 - ms0) / o->iters;
 				}
 				/* avg, min, max over ranks with the library's own allreduce */
 				v[0] = t;

@@ -34,7 +34,8 @@ static const char usage_text[] =
 	"      --mesh          no dimension wraps (default: every one wraps)\n"
 	"      --wrap F,F,..   per-dimension wrap flags, e.g. 1,0\n"
 	"      --one-port      one send and one receive in flight per node\n"
-	"      --ts-ns N --tw-ps N --hop-ns N     timing model (0: the module's default)\n"
+	"      --ts-ns N --tw-ps N --hop-ns N     timing model (default: the module's\n"
+	"                      ts_ns, tw_ps, hop_ns parameters; 0 is no time at all)\n"
 	"      --matrix-bytes N --sq-depth N --fifo-bytes N --cq-depth N   (0: default)\n"
 	"  fabric destroy ID                   destroy a fabric (fails while a node is open)\n"
 	"  fabric stats ID [--reset]           virtual makespan (--reset: read, then zero it\n"
@@ -126,6 +127,25 @@ static const char *errno_hint(int err)
 	default:
 		return "";
 	}
+}
+
+/* The timing a fabric gets when none is asked for: the module's own
+ * parameters (what its default fabric uses), as sysfs shows them. A fabric
+ * created with 0 would have no virtual time at all. */
+static unsigned long long module_param_u64(const char *name)
+{
+	char path[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/torus/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
 }
 
 /* ---- queries ---- */
@@ -341,7 +361,7 @@ static void parse_dims(const char *s, struct torus_fabric_create *c)
 static int cmd_fabric_create(int argc, char **argv)
 {
 	struct torus_fabric_create c;
-	int wrap_set = 0, ret;
+	int wrap_set = 0, have_ts = 0, have_tw = 0, have_hop = 0, ret;
 
 	memset(&c, 0, sizeof(c));
 	c.size = sizeof(c);
@@ -388,12 +408,15 @@ static int cmd_fabric_create(int argc, char **argv)
 		} else if (!strcmp(a, "--ts-ns")) {
 			NEEDV();
 			c.ts_ns = parse_u64(a, v, UINT64_MAX);
+			have_ts = 1;
 		} else if (!strcmp(a, "--tw-ps")) {
 			NEEDV();
 			c.tw_ps = parse_u64(a, v, UINT64_MAX);
+			have_tw = 1;
 		} else if (!strcmp(a, "--hop-ns")) {
 			NEEDV();
 			c.hop_ns = parse_u64(a, v, UINT64_MAX);
+			have_hop = 1;
 		} else if (!strcmp(a, "--matrix-bytes")) {
 			NEEDV();
 			c.matrix_bytes = parse_u64(a, v, UINT64_MAX);
@@ -411,6 +434,12 @@ static int cmd_fabric_create(int argc, char **argv)
 		}
 #undef NEEDV
 	}
+	if (!have_ts)
+		c.ts_ns = module_param_u64("ts_ns");
+	if (!have_tw)
+		c.tw_ps = module_param_u64("tw_ps");
+	if (!have_hop)
+		c.hop_ns = module_param_u64("hop_ns");
 	open_ctl();
 	ret = xioctl(TORUS_IOC_FABRIC_CREATE, &c);
 	if (ret == -EINVAL)

@@ -37,7 +37,8 @@ static const char usage_text[] =
 	"Which fabric:\n"
 	"  --fabric F       use fabric F (its node count must be N if -n is given)\n"
 	"  --dims DIMS      4x4 or 4,4: use a fabric of that shape with no node open,\n"
-	"                   or create one and destroy it when the ranks are done\n"
+	"                   or create one (timing: the module's ts_ns, tw_ps, hop_ns\n"
+	"                   parameters) and destroy it when the ranks are done\n"
 	"  (neither)        use a fabric of N nodes with no node open\n"
 	"  --mesh           with --dims: the fabric must be (or is created as) a mesh\n"
 	"  --one-port       with --dims: one-port fabric\n"
@@ -203,6 +204,25 @@ static int relay(int r, int which)
 	return 1;
 }
 
+/* The timing a fabric gets when none is asked for: the module's own
+ * parameters (what its default fabric uses), as sysfs shows them. A fabric
+ * created with 0 would have no virtual time at all. */
+static unsigned long long module_param_u64(const char *name)
+{
+	char path[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/torus/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
 /* ---- fabric ---- */
 
 struct fabric {
@@ -302,6 +322,9 @@ static void fabric_pick(struct fabric *f, long fabric, int *np, int ndims, const
 		c.wrap_mask = wrap;
 		c.flags = one_port ? TORUS_FABRIC_ONE_PORT : 0;
 		memcpy(c.dims, dims, ndims * sizeof(*dims));
+		c.ts_ns = module_param_u64("ts_ns");
+		c.tw_ps = module_param_u64("tw_ps");
+		c.hop_ns = module_param_u64("hop_ns");
 		shape_str(ndims, dims, shape, sizeof(shape));
 		if (ioctl(f->fd, TORUS_IOC_FABRIC_CREATE, &c))
 			die(125, "creating a %s fabric: %s", shape, strerror(errno));
