@@ -1085,7 +1085,7 @@ int main(int argc, char **argv)
 			snprintf(b.algos[0], sizeof(b.algos[0]), "%s", b.o.algo);
 		}
 	}
-	b.progress = isatty(2) && !getenv("TORUS_BENCH_NO_PROGRESS");
+	b.progress = isatty(2);
 
 	if (!strcmp(transport, "sim")) {
 		struct tc_sim_attr sa = { .size = sizeof(sa) };
