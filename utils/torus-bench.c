@@ -757,6 +757,10 @@ static void print_json(const struct bench *b, const char *transport)
 			printf(", \"errors\": %lld}", r->errors);
 			continue;
 		}
+		if (strcmp(r->ran, "-")) {
+			printf(", \"ran\": ");
+			json_str(stdout, r->ran);
+		}
 		printf(", \"bytes\": %.0f, \"time_us\": ", r->bytes);
 		json_num(stdout, r->tavg);
 		printf(", \"time_min_us\": ");
