@@ -4,7 +4,9 @@
 #   make check      install dependencies, build, run every suite, print one summary line
 #   make demo       install dependencies, build, load the module (in a VM if needed), run collectives
 # Each directory owns a fragment: lib/lib.mk, utils/utils.mk, kmod/kmod.mk,
-# tests/unit/unit.mk, tests/vm/vm.mk, tests/stress/stress.mk.
+# tests/unit/unit.mk, tests/vm/vm.mk, tests/stress/stress.mk, tests/tools/tools.mk,
+# examples/examples.mk.
+#   make install    PREFIX (default /usr/local) and DESTDIR as usual; make uninstall
 
 CC ?= gcc
 O := build
@@ -12,10 +14,15 @@ WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 # Private headers are named by their path below lib/ ("core/sched.h"); -iquote keeps
 # them out of the way of system headers.
-TC_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -iquote lib -pthread
+# CPPFLAGS and LDFLAGS (distribution hardening) reach every compile and link line.
+TC_CFLAGS := $(CPPFLAGS) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -iquote lib -pthread
+TC_LDFLAGS := $(LDFLAGS)
 LDLIBS_TC := -pthread -lm
+# make -n: recipe lines that run $(MAKE) execute even under -n; those that
+# call another make with MAKEFLAGS cleared pass this on so they stay dry.
+DRYRUN := $(if $(findstring n,$(firstword -$(MAKEFLAGS))),-n)
 
-.PHONY: all check demo clean deps install
+.PHONY: all check demo clean deps install uninstall
 all:
 
 deps:
@@ -27,6 +34,8 @@ include kmod/kmod.mk
 include tests/unit/unit.mk
 include tests/vm/vm.mk
 include tests/stress/stress.mk
+include tests/tools/tools.mk
+include examples/examples.mk
 
 # check: every suite runs even if an earlier one fails; the last line sums them.
 # A build error in one file must not hide the other suites: build what
@@ -35,9 +44,10 @@ check: deps
 	-@$(MAKE) -k --no-print-directory all
 	@rm -rf $(O)/results && mkdir -p $(O)/results
 	-@$(MAKE) --no-print-directory check-unit
+	-@$(MAKE) --no-print-directory check-tools
 	-@$(MAKE) --no-print-directory check-vm
 	-@$(MAKE) --no-print-directory check-debug-warm
-	@tests/summarize $(O)/results unit vm debug
+	@tests/summarize $(O)/results unit tools vm debug
 
 # demo: deps, build, load torus.ko with a 4x4 torus (in a guest when this host
 # cannot load modules) and run messages and collectives around it.
@@ -47,3 +57,13 @@ demo:
 clean:
 	rm -rf $(O)
 	-$(MAKE) --no-print-directory clean-kmod
+
+# The library's files (installed by lib/lib.mk's install-lib); the uninstall
+# rule belongs next to it in lib/lib.mk.
+.PHONY: uninstall-lib
+uninstall: uninstall-lib
+uninstall-lib:
+	rm -f $(DESTDIR)$(LIBDIR)/libtoruscoll.so.1 $(DESTDIR)$(LIBDIR)/libtoruscoll.so \
+		$(DESTDIR)$(LIBDIR)/libtoruscoll.a $(DESTDIR)$(LIBDIR)/pkgconfig/toruscoll.pc \
+		$(DESTDIR)$(INCLUDEDIR)/toruscoll.h $(DESTDIR)$(INCLUDEDIR)/uapi/torus.h \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/man3/*.3)))

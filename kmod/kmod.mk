@@ -22,7 +22,7 @@ modules: $(TORUS_KO)
 # Several people may run make in one tree at once: kbuild runs under a lock.
 $(TORUS_KO): $(KMOD_SRCS) Kbuild
 	@mkdir -p $(@D)
-	+MAKEFLAGS= flock $(O)/.kbuild.lock sh -c '$(MAKE) -C $(KDIR) M=$(CURDIR) modules && cp torus.ko $@'
+	+MAKEFLAGS= flock $(O)/.kbuild.lock sh -c '$(MAKE) $(DRYRUN) -C $(KDIR) M=$(CURDIR) modules && $(if $(DRYRUN),echo )cp torus.ko $@'
 
 else
 all: kmod-info
@@ -34,5 +34,5 @@ kmod-info:
 endif
 
 clean-kmod:
-	$(if $(KDIR),$(if $(wildcard $(KDIR)/Makefile),-MAKEFLAGS= $(MAKE) -C $(KDIR) M=$(CURDIR) clean))
+	$(if $(KDIR),$(if $(wildcard $(KDIR)/Makefile),-MAKEFLAGS= $(MAKE) $(DRYRUN) -C $(KDIR) M=$(CURDIR) clean))
 	rm -f $(TORUS_KO)

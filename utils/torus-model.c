@@ -249,6 +249,41 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (optind < argc) {
+		fprintf(stderr, "torus-model: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return 2;
+	}
+	/* every name of --algos must be one the table knows: an unknown one
+	 * would otherwise leave an empty table and exit 0 */
+	if (only) {
+		const char *p = only;
+
+		if (!*p) {
+			fprintf(stderr, "torus-model: --algos is empty (at2, allport-kd, pad, pairwise, bruck)\n");
+			return 2;
+		}
+		while (*p) {
+			size_t len = strcspn(p, ",");
+			int known = 0;
+
+			for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]) && !known; a++)
+				for (int i = 0; algos[a][i] && !known; i++)
+					known = strlen(algos[a][i]) == len && !strncmp(p, algos[a][i], len);
+			if (!known) {
+				fprintf(stderr,
+					"torus-model: --algos: unknown algorithm '%.*s' (at2, allport-kd, pad, pairwise, "
+					"bruck)\n",
+					(int)len, p);
+				return 2;
+			}
+			p += len;
+			if (*p == ',' && !*++p) {
+				fprintf(stderr, "torus-model: --algos '%s': trailing comma\n", only);
+				return 2;
+			}
+		}
+	}
+
 	printf("Predicted complete-exchange time in ms (Paragon: ts 75 us, tw 0.011 us/B, rho 0.014 us/B);\n");
 	printf("build+verify: CPU seconds on this machine, streamed; limits %.3g GiB, %d CPU s per schedule.\n\n",
 	       mem_gib, timeout);

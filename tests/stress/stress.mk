@@ -9,16 +9,16 @@ all: $(STRESS_BINS)
 
 $(O)/tests/vm/fuzz: tests/stress/fuzz.c include/uapi/torus.h
 	@mkdir -p $(@D); rm -f $@
-	$(CC) $(STRESS_CFLAGS) -o $@ $< $(LDLIBS_TC)
+	$(CC) $(STRESS_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LDLIBS_TC)
 
 $(O)/tests/vm/stress: tests/stress/stress.c tests/vm/torus_util.h include/uapi/torus.h
 	@mkdir -p $(@D); rm -f $@
-	$(CC) $(STRESS_CFLAGS) -o $@ $< $(LDLIBS_TC)
+	$(CC) $(STRESS_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LDLIBS_TC)
 
 # faults drives the library over the device: it links libtoruscoll.
 $(O)/tests/vm/faults: tests/stress/faults.c tests/vm/torus_util.h include/uapi/torus.h $(LIB_A)
 	@mkdir -p $(@D); rm -f $@
-	$(CC) $(STRESS_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
+	$(CC) $(STRESS_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
 
 .PHONY: check-debug check-debug-warm debug-kernel
 

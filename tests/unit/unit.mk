@@ -4,7 +4,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
 all: $(UNIT_BINS)
 $(O)/tests/unit/%: tests/unit/%.c $(LIB_A) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(TC_CFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS_TC)
+	$(CC) $(TC_CFLAGS) $(TC_LDFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS_TC)
 .PHONY: check-unit
 check-unit: $(UNIT_BINS) $(LIB_SO)
 	@tests/run-suite $(O)/results/unit $(UNIT_BINS) tests/unit/check-layers tests/unit/check-exports

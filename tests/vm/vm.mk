@@ -36,11 +36,11 @@ VM_EXPECT := $(O)/tests/vm/.expected
 all: $(VM_EXPECT)
 $(VM_LIBFREE): $(O)/tests/vm/%: tests/vm/%.c $(wildcard tests/vm/*.h) $(KSFT_HDRS) include/uapi/torus.h
 	@mkdir -p $(@D); rm -f $@
-	$(CC) $(VM_CFLAGS) -o $@ $< $(LDLIBS_TC)
+	$(CC) $(VM_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LDLIBS_TC)
 
 $(filter-out $(VM_LIBFREE),$(VM_BINS)): $(O)/tests/vm/%: tests/vm/%.c $(wildcard tests/vm/*.h) $(KSFT_HDRS) $(LIB_A) include/uapi/torus.h
 	@mkdir -p $(@D); rm -f $@
-	$(CC) $(VM_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
+	$(CC) $(VM_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
 
 # The programs run-guest must find (a missing one is a failure there).
 $(VM_EXPECT): $(VM_SRCS) tests/vm/vm.mk
