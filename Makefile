@@ -58,12 +58,3 @@ clean:
 	rm -rf $(O)
 	-$(MAKE) --no-print-directory clean-kmod
 
-# The library's files (installed by lib/lib.mk's install-lib); the uninstall
-# rule belongs next to it in lib/lib.mk.
-.PHONY: uninstall-lib
-uninstall: uninstall-lib
-uninstall-lib:
-	rm -f $(DESTDIR)$(LIBDIR)/libtoruscoll.so.1 $(DESTDIR)$(LIBDIR)/libtoruscoll.so \
-		$(DESTDIR)$(LIBDIR)/libtoruscoll.a $(DESTDIR)$(LIBDIR)/pkgconfig/toruscoll.pc \
-		$(DESTDIR)$(INCLUDEDIR)/toruscoll.h $(DESTDIR)$(INCLUDEDIR)/uapi/torus.h \
-		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/man3/*.3)))

@@ -6,6 +6,8 @@ LIB_SRCS := $(shell find lib -name '*.c' | LC_ALL=C sort)
 LIB_HDRS := $(shell find lib -name '*.h') $(wildcard include/*.h include/uapi/*.h)
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 LIB_PIC_OBJS := $(patsubst %.c,$(O)/pic/%.o,$(LIB_SRCS))
+# The real file carries the full version; the soname (.so.1) the ABI version.
+LIB_SO_REAL := $(O)/lib/libtoruscoll.so.$(TC_VERSION)
 LIB_SO := $(O)/lib/libtoruscoll.so.1
 LIB_A := $(O)/lib/libtoruscoll.a
 LIB_PC := $(O)/lib/pkgconfig/toruscoll.pc
@@ -29,10 +31,13 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar qcs $@ $^
 
-$(LIB_SO): $(LIB_PIC_OBJS) lib/libtoruscoll.map
+$(LIB_SO_REAL): $(LIB_PIC_OBJS) lib/libtoruscoll.map
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libtoruscoll.so.1 -Wl,--version-script=lib/libtoruscoll.map -Wl,-z,defs \
+	$(CC) $(TC_LDFLAGS) -shared -Wl,-soname,libtoruscoll.so.1 -Wl,--version-script=lib/libtoruscoll.map -Wl,-z,defs \
 		-o $@ $(LIB_PIC_OBJS) $(LDLIBS_TC)
+
+$(LIB_SO): $(LIB_SO_REAL)
+	ln -sf libtoruscoll.so.$(TC_VERSION) $@
 	ln -sf libtoruscoll.so.1 $(O)/lib/libtoruscoll.so
 
 TC_PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
@@ -45,7 +50,8 @@ $(LIB_PC): lib/toruscoll.pc.in lib/lib.mk
 install: install-lib
 install-lib: $(LIB_A) $(LIB_SO) $(LIB_PC)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/uapi
-	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libtoruscoll.so.1
+	install -m 0755 $(LIB_SO_REAL) $(DESTDIR)$(LIBDIR)/libtoruscoll.so.$(TC_VERSION)
+	ln -sf libtoruscoll.so.$(TC_VERSION) $(DESTDIR)$(LIBDIR)/libtoruscoll.so.1
 	ln -sf libtoruscoll.so.1 $(DESTDIR)$(LIBDIR)/libtoruscoll.so
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libtoruscoll.a
 	$(TC_PC_SED) lib/toruscoll.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/toruscoll.pc
@@ -53,3 +59,11 @@ install-lib: $(LIB_A) $(LIB_SO) $(LIB_PC)
 	install -m 0644 include/uapi/torus.h $(DESTDIR)$(INCLUDEDIR)/uapi/torus.h
 	install -d $(DESTDIR)$(MANDIR)/man3
 	install -m 0644 $(wildcard man/man3/*.3) $(DESTDIR)$(MANDIR)/man3/
+
+.PHONY: uninstall-lib
+uninstall: uninstall-lib
+uninstall-lib:
+	rm -f $(DESTDIR)$(LIBDIR)/libtoruscoll.so.$(TC_VERSION) $(DESTDIR)$(LIBDIR)/libtoruscoll.so.1 $(DESTDIR)$(LIBDIR)/libtoruscoll.so \
+		$(DESTDIR)$(LIBDIR)/libtoruscoll.a $(DESTDIR)$(LIBDIR)/pkgconfig/toruscoll.pc \
+		$(DESTDIR)$(INCLUDEDIR)/toruscoll.h $(DESTDIR)$(INCLUDEDIR)/uapi/torus.h \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/man3/*.3)))
