@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Time-independent gossip on (partial) Hamiltonian cycles
- * (002_9f9f7262e49e6508.txt): the engine shared by gossip-ham2
- * (allgather_gossip_ham2.c, which defines it) and gossip-ham1
- * (allgather_gossip_ham1.c).
+ * Time-independent gossip on (partial) Hamiltonian cycles (Meyer and
+ * Sibeyn, "Gossiping Large Packets on Full-Port Tori", Sections 2 and 3):
+ * the engine (engine/gossip.c) shared by gossip-ham2 (allgather/gossip_ham2.c)
+ * and gossip-ham1 (allgather/gossip_ham1.c, allgather/gossip_ham1_kd.c).
  *
  * An algorithm gives a per-node rule: a packet entering node through port
  * in_port leaves through rule(node, in_port), or the port is not on a cycle
