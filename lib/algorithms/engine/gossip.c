@@ -258,6 +258,180 @@ static int g_augment(int item, const int *opt, int nopt, int *slot_item, int *it
 }
 
 /*
+ * Scratch for placing packets on feeding slots: slot e * (tmax + 1) + t is
+ * the link of feeder (or segment end) e in step t, of capacity one.
+ */
+struct g_match {
+	int *items;	/* the packets to place */
+	int *opt;	/* nopt candidate slots per packet, -1 for none */
+	int *item_slot; /* the slot a packet got, or -1 */
+	int *slot_item; /* 2 * (tmax + 1): the packet a slot holds, or -1 */
+	unsigned char *vis;
+	int tmax;
+};
+
+static int g_match_init(struct g_match *mt, const struct g_state *g)
+{
+	const int nit = g->nitems;
+
+	mt->tmax = 2;
+	for (int c = 0; c < g->ncyc; c++)
+		if (g->clen[c] / 2 + 2 > mt->tmax)
+			mt->tmax = g->clen[c] / 2 + 2;
+	mt->items = malloc(nit * sizeof(int));
+	mt->opt = malloc(4 * nit * sizeof(int));
+	mt->item_slot = malloc(nit * sizeof(int));
+	mt->slot_item = malloc(2 * (mt->tmax + 1) * sizeof(int));
+	mt->vis = malloc(2 * (mt->tmax + 1));
+	if (!mt->items || !mt->opt || !mt->item_slot || !mt->slot_item || !mt->vis)
+		return -ENOMEM;
+	return 0;
+}
+
+static void g_match_free(struct g_match *mt)
+{
+	free(mt->items);
+	free(mt->opt);
+	free(mt->item_slot);
+	free(mt->slot_item);
+	free(mt->vis);
+}
+
+/* Match the first ni packets to slots (nopt options each); 1 if every one got a slot. */
+static int g_match_all(struct g_match *mt, int ni, int nopt)
+{
+	int all = 1;
+
+	for (int s = 0; s < 2 * (mt->tmax + 1); s++)
+		mt->slot_item[s] = -1;
+	for (int x = 0; x < ni; x++) {
+		mt->item_slot[x] = -1;
+		memset(mt->vis, 0, 2 * (mt->tmax + 1));
+		all &= g_augment(x, mt->opt, nopt, mt->slot_item, mt->item_slot, mt->vis);
+	}
+	return all;
+}
+
+/* The packets of cycle c whose origin is not skip (-1: all of them) into items; their number. */
+static int g_cycle_items(const struct g_state *g, int c, int skip, int *items)
+{
+	int ni = 0;
+
+	for (int it = 0; it < g->nitems; it++)
+		if (g->item_cyc[it] == c && it / g->spec->npackets != skip)
+			items[ni++] = it;
+	return ni;
+}
+
+/* Check a segment N_0..N_m and find its ports: pt[i] leads from N_i to N_i+1. */
+static int g_seg_ports(const struct g_state *g, const int *nd, int m, int *pt, const char **why)
+{
+	for (int i = 0; i <= m; i++) {
+		if (nd[i] < 0 || nd[i] >= g->n) {
+			*why = "gossip: a relay segment names a node outside the shape";
+			return -EINVAL;
+		}
+	}
+	for (int i = 0; i < m; i++) {
+		pt[i] = -1;
+		for (int q = 0; q < g->np && pt[i] < 0; q++)
+			if (tc_shape_neighbor(g->sh, nd[i], q) == nd[i + 1])
+				pt[i] = q;
+		if (pt[i] < 0) {
+			*why = "gossip: a relay segment joins two nodes that are not neighbours";
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The first cycle through both ends of a segment and none of its inner PUs (nor an earlier segment's), or -1. */
+static int g_seg_cycle(const struct g_state *g, const int *nd, int m)
+{
+	const int n = g->n;
+
+	for (int cc = 0; cc < g->ncyc; cc++) {
+		int ok = g->pos[cc * n + nd[0]] >= 0 && g->pos[cc * n + nd[m]] >= 0;
+
+		for (int i = 1; i < m && ok; i++)
+			ok = g->pos[cc * n + nd[i]] < 0 && !g->covered[cc * n + nd[i]];
+		if (ok)
+			return cc;
+	}
+	return -1;
+}
+
+/* Claim a segment's links for cycle c, fill its relay table and add a feed at each end. */
+static int g_seg_bind(struct g_state *g, const int *nd, int m, const int *pt, int c, const char **why)
+{
+	const int np = g->np;
+
+	/* forward stream N_i -> N_i+1 (i < m-1), backward N_i+1 -> N_i (i >= 1) */
+	for (int i = 0; i < m - 1; i++) {
+		int a = nd[i] * np + pt[i], b = nd[i + 2] * np + (pt[i + 1] ^ 1);
+
+		if (g->used[a] || g->used[b]) {
+			*why = "gossip: a relay segment uses a link a cycle or another segment uses";
+			return -EOPNOTSUPP;
+		}
+		g->used[a] = g->used[b] = 1;
+	}
+	for (int i = 1; i < m; i++) {
+		if (i < m - 1)
+			g->relay[nd[i] * np + (pt[i - 1] ^ 1)] = pt[i];
+		if (i > 1)
+			g->relay[nd[i] * np + pt[i]] = pt[i - 1] ^ 1;
+		g->covered[c * g->n + nd[i]] = 1;
+	}
+	g->feeds[g->nfeeds++] = (struct g_feed){ c, nd[0], pt[0], nd[1] };
+	g->feeds[g->nfeeds++] = (struct g_feed){ c, nd[m], pt[m - 1] ^ 1, nd[m - 1] };
+	return 0;
+}
+
+/*
+ * The smallest deadline from base on by which the ni packets of a segment of
+ * m links (end feeds f0, f0 + 1) all reach its far inner PU, each end's link
+ * carrying one packet per step; mt holds the last matching tried.
+ */
+static int g_seg_deadline(const struct g_state *g, struct g_match *mt, int f0, int m, int ni, int base)
+{
+	const int tmax = mt->tmax;
+	int dl;
+
+	for (dl = base;; dl++) {
+		/* options: end 0, end 1 at arrival; then the same one step later */
+		for (int x = 0; x < ni; x++) {
+			for (int o = 0; o < 4; o++) {
+				int e = o & 1, t = g_arrival(g, mt->items[x], g->feeds[f0 + e].feeder) + (o >> 1);
+
+				mt->opt[4 * x + o] = t + m - 1 <= dl && t <= tmax ? e * (tmax + 1) + t : -1;
+			}
+		}
+		if (g_match_all(mt, ni, 4) || dl >= tmax + m)
+			break;
+	}
+	return dl;
+}
+
+/* Which end of a segment (N_0, N_m; feeds f0, f0 + 1) passes each packet, and whether it holds it first. */
+static void g_seg_pass(struct g_state *g, const struct g_match *mt, int f0, const int *nd, int m, int ni)
+{
+	const int tmax = mt->tmax;
+
+	for (int x = 0; x < ni; x++) {
+		int e, held = 0, it = mt->items[x];
+
+		if (mt->item_slot[x] >= 0) {
+			e = mt->item_slot[x] / (tmax + 1);
+			held = mt->item_slot[x] % (tmax + 1) > g_arrival(g, it, g->feeds[f0 + e].feeder);
+		} else { /* no free slot: the end it reaches first passes it, and it queues */
+			e = g_arrival(g, it, nd[m]) < g_arrival(g, it, nd[0]);
+		}
+		g->pass[(size_t)(f0 + e) * g->nitems + it] = 1 + held;
+	}
+}
+
+/*
  * Relay segments (spec->seg): check them, mark their links, fill the relay
  * table and add a feed at each end. Then choose which end passes which
  * packet, and whether it holds it one step first: each end's first link
@@ -269,10 +443,9 @@ static int g_augment(int item, const int *opt, int nopt, int *slot_item, int *it
  * both sides can leave too few slots near the deadline: 8x4x4x4 then needs
  * one step more.)
  */
-static int g_segments(struct g_state *g, struct tc_gossip_info *info, const char **why, int *items, int *opt,
-		      int *item_slot, int *slot_item, unsigned char *vis, int tmax)
+static int g_segments(struct g_state *g, struct g_match *mt, struct tc_gossip_info *info, const char **why)
 {
-	const int *sg = g->spec->seg, n = g->n, np = g->np;
+	const int *sg = g->spec->seg;
 	int base = 0;
 
 	for (int c = 0; c < g->ncyc; c++)
@@ -280,101 +453,129 @@ static int g_segments(struct g_state *g, struct tc_gossip_info *info, const char
 			base = g->clen[c] / 2 + 1;
 	for (int k = 0, off = 0; k < g->spec->nseg; k++) {
 		const int *nd = sg + off + 1;
-		int m = sg[off], c = -1, pt[4 * TC_MAX_DIMS], ni = 0, f0 = g->nfeeds, dl;
+		int m = sg[off], c, pt[4 * TC_MAX_DIMS], ni, f0 = g->nfeeds, dl, err;
 
 		if (m < 2 || m > 4 * TC_MAX_DIMS) {
 			*why = "gossip: a relay segment must have 2 to 24 links";
 			return -EINVAL;
 		}
 		off += m + 2;
-		for (int i = 0; i <= m; i++) {
-			if (nd[i] < 0 || nd[i] >= n) {
-				*why = "gossip: a relay segment names a node outside the shape";
-				return -EINVAL;
-			}
-		}
-		for (int i = 0; i < m; i++) {
-			pt[i] = -1;
-			for (int q = 0; q < np && pt[i] < 0; q++)
-				if (tc_shape_neighbor(g->sh, nd[i], q) == nd[i + 1])
-					pt[i] = q;
-			if (pt[i] < 0) {
-				*why = "gossip: a relay segment joins two nodes that are not neighbours";
-				return -EINVAL;
-			}
-		}
-		for (int cc = 0; cc < g->ncyc && c < 0; cc++) {
-			int ok = g->pos[cc * n + nd[0]] >= 0 && g->pos[cc * n + nd[m]] >= 0;
-
-			for (int i = 1; i < m && ok; i++)
-				ok = g->pos[cc * n + nd[i]] < 0 && !g->covered[cc * n + nd[i]];
-			if (ok)
-				c = cc;
-		}
+		err = g_seg_ports(g, nd, m, pt, why);
+		if (err)
+			return err;
+		c = g_seg_cycle(g, nd, m);
 		if (c < 0) {
 			*why = "gossip: a relay segment does not join two PUs of a cycle through PUs off it";
 			return -EOPNOTSUPP;
 		}
-		/* forward stream N_i -> N_i+1 (i < m-1), backward N_i+1 -> N_i (i >= 1) */
-		for (int i = 0; i < m - 1; i++) {
-			int a = nd[i] * np + pt[i], b = nd[i + 2] * np + (pt[i + 1] ^ 1);
-
-			if (g->used[a] || g->used[b]) {
-				*why = "gossip: a relay segment uses a link a cycle or another segment uses";
-				return -EOPNOTSUPP;
-			}
-			g->used[a] = g->used[b] = 1;
-		}
-		for (int i = 1; i < m; i++) {
-			if (i < m - 1)
-				g->relay[nd[i] * np + (pt[i - 1] ^ 1)] = pt[i];
-			if (i > 1)
-				g->relay[nd[i] * np + pt[i]] = pt[i - 1] ^ 1;
-			g->covered[c * n + nd[i]] = 1;
-		}
-		g->feeds[g->nfeeds++] = (struct g_feed){ c, nd[0], pt[0], nd[1] };
-		g->feeds[g->nfeeds++] = (struct g_feed){ c, nd[m], pt[m - 1] ^ 1, nd[m - 1] };
-		for (int it = 0; it < g->nitems; it++)
-			if (g->item_cyc[it] == c)
-				items[ni++] = it;
-		for (dl = base;; dl++) {
-			int all = 1;
-
-			/* options: end 0, end 1 at arrival; then the same one step later */
-			for (int x = 0; x < ni; x++) {
-				for (int o = 0; o < 4; o++) {
-					int e = o & 1, t = g_arrival(g, items[x], g->feeds[f0 + e].feeder) + (o >> 1);
-
-					opt[4 * x + o] = t + m - 1 <= dl && t <= tmax ? e * (tmax + 1) + t : -1;
-				}
-			}
-			for (int s = 0; s < 2 * (tmax + 1); s++)
-				slot_item[s] = -1;
-			for (int x = 0; x < ni; x++) {
-				item_slot[x] = -1;
-				memset(vis, 0, 2 * (tmax + 1));
-				all &= g_augment(x, opt, 4, slot_item, item_slot, vis);
-			}
-			if (all || dl >= tmax + m)
-				break;
-		}
-		for (int x = 0; x < ni; x++) {
-			int e, held = 0;
-
-			if (item_slot[x] >= 0) {
-				e = item_slot[x] / (tmax + 1);
-				held = item_slot[x] % (tmax + 1) > g_arrival(g, items[x], g->feeds[f0 + e].feeder);
-			} else { /* no free slot: the end it reaches first passes it, and it queues */
-				e = g_arrival(g, items[x], nd[m]) < g_arrival(g, items[x], nd[0]);
-			}
-			g->pass[(size_t)(f0 + e) * g->nitems + items[x]] = 1 + held;
-		}
+		err = g_seg_bind(g, nd, m, pt, c, why);
+		if (err)
+			return err;
+		ni = g_cycle_items(g, c, -1, mt->items);
+		dl = g_seg_deadline(g, mt, f0, m, ni, base);
+		g_seg_pass(g, mt, f0, nd, m, ni);
 		if (info) {
 			info->segments++;
 			if (dl - base > info->seg_extra)
 				info->seg_extra = dl - base;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Which of the nf feeders (feeds f0..) passes each of the ni packets: each
+ * packet once, each feeding link at most one packet per step.
+ */
+static void g_feed_pass(struct g_state *g, struct g_match *mt, int f0, int nf, int ni)
+{
+	const int tmax = mt->tmax;
+
+	for (int x = 0; x < ni; x++)
+		for (int k = 0; k < 2; k++)
+			mt->opt[2 * x + k] = k < nf ? k * (tmax + 1) + g_arrival(g, mt->items[x], g->feeds[f0 + k].feeder)
+						    : -1;
+	g_match_all(mt, ni, 2);
+	for (int x = 0; x < ni; x++) {
+		int k;
+
+		if (mt->item_slot[x] >= 0) {
+			k = mt->item_slot[x] / (tmax + 1);
+		} else {
+			/* no free slot: the earlier feeder passes it in a combined message */
+			k = nf > 1 && mt->opt[2 * x + 1] - (tmax + 1) < mt->opt[2 * x] ? 1 : 0;
+		}
+		g->pass[(size_t)(f0 + k) * g->nitems + mt->items[x]] = 1;
+	}
+}
+
+/*
+ * PU t if it is out of cycle c and on no segment of it: bind up to two
+ * on-cycle neighbours whose links to t are free as its feeders, and choose
+ * which passes which packet.
+ */
+static int g_feed_ooc(struct g_state *g, struct g_match *mt, struct tc_gossip_info *info, int c, int t,
+		      const char **why)
+{
+	int fq[2], nf = 0, ni, f0;
+
+	if (g->pos[c * g->n + t] >= 0 || g->covered[c * g->n + t])
+		return 0;
+	for (int q = 0; q < g->np && nf < 2; q++) {
+		int u = tc_shape_neighbor(g->sh, t, q);
+
+		if (u < 0 || g->pos[c * g->n + u] < 0 || g->used[u * g->np + (q ^ 1)])
+			continue;
+		fq[nf++] = q;
+		g->used[u * g->np + (q ^ 1)] = 1;
+	}
+	if (!nf) {
+		*why = "gossip: an out-of-cycle PU has no free link from its cycle";
+		return -EOPNOTSUPP;
+	}
+	if (info)
+		info->ooc_nodes++;
+	f0 = g->nfeeds;
+	for (int k = 0; k < nf; k++) {
+		g->feeds[g->nfeeds].cyc = c;
+		g->feeds[g->nfeeds].feeder = tc_shape_neighbor(g->sh, t, fq[k]);
+		g->feeds[g->nfeeds].port = fq[k] ^ 1;
+		g->feeds[g->nfeeds].target = t;
+		g->nfeeds++;
+	}
+	ni = g_cycle_items(g, c, t, mt->items);
+	g_feed_pass(g, mt, f0, nf, ni);
+	return 0;
+}
+
+/* Sort the feeds (and their pass rows) by feeder; feed_first indexes them. */
+static int g_index_feeds(struct g_state *g)
+{
+	const int nit = g->nitems;
+	struct g_feed *sorted = malloc((g->nfeeds ? g->nfeeds : 1) * sizeof(*sorted));
+	unsigned char *psorted = malloc((size_t)(g->nfeeds ? g->nfeeds : 1) * nit);
+	int k = 0;
+
+	if (!sorted || !psorted) {
+		free(sorted);
+		free(psorted);
+		return -ENOMEM;
+	}
+	for (int u = 0; u < g->n; u++) {
+		g->feed_first[u] = k;
+		for (int f = 0; f < g->nfeeds; f++) {
+			if (g->feeds[f].feeder != u)
+				continue;
+			sorted[k] = g->feeds[f];
+			memcpy(psorted + (size_t)k * nit, g->pass + (size_t)f * nit, nit);
+			k++;
+		}
+	}
+	g->feed_first[g->n] = k;
+	free(g->feeds);
+	free(g->pass);
+	g->feeds = sorted;
+	g->pass = psorted;
 	return 0;
 }
 
@@ -386,117 +587,23 @@ static int g_segments(struct g_state *g, struct tc_gossip_info *info, const char
  */
 static int g_feeds(struct g_state *g, struct tc_gossip_info *info, const char **why)
 {
-	const int nit = g->nitems;
-	int maxf = 2 * g->n * g->ncyc + 2 * g->spec->nseg, tmax = 2;
-	int *items, *opt, *slot_item, *item_slot;
-	unsigned char *vis;
-	int err = 0;
+	int maxf = 2 * g->n * g->ncyc + 2 * g->spec->nseg;
+	struct g_match mt;
+	int err;
 
-	for (int c = 0; c < g->ncyc; c++)
-		if (g->clen[c] / 2 + 2 > tmax)
-			tmax = g->clen[c] / 2 + 2;
 	g->feeds = calloc(maxf ? maxf : 1, sizeof(*g->feeds));
-	g->pass = calloc((size_t)(maxf ? maxf : 1) * nit, 1);
-	items = malloc(nit * sizeof(int));
-	opt = malloc(4 * nit * sizeof(int));
-	item_slot = malloc(nit * sizeof(int));
-	slot_item = malloc(2 * (tmax + 1) * sizeof(int));
-	vis = malloc(2 * (tmax + 1));
-	if (!g->feeds || !g->pass || !items || !opt || !item_slot || !slot_item || !vis) {
+	g->pass = calloc((size_t)(maxf ? maxf : 1) * g->nitems, 1);
+	err = g_match_init(&mt, g);
+	if (!err && (!g->feeds || !g->pass))
 		err = -ENOMEM;
-		goto out;
-	}
-	err = g_segments(g, info, why, items, opt, item_slot, slot_item, vis, tmax);
-	for (int c = 0; c < g->ncyc && !err; c++) {
-		for (int t = 0; t < g->n && !err; t++) {
-			int fq[2], nf = 0, ni = 0, f0;
-
-			if (g->pos[c * g->n + t] >= 0 || g->covered[c * g->n + t])
-				continue;
-			for (int q = 0; q < g->np && nf < 2; q++) {
-				int u = tc_shape_neighbor(g->sh, t, q);
-
-				if (u < 0 || g->pos[c * g->n + u] < 0 || g->used[u * g->np + (q ^ 1)])
-					continue;
-				fq[nf++] = q;
-				g->used[u * g->np + (q ^ 1)] = 1;
-			}
-			if (!nf) {
-				*why = "gossip: an out-of-cycle PU has no free link from its cycle";
-				err = -EOPNOTSUPP;
-				break;
-			}
-			if (info)
-				info->ooc_nodes++;
-			f0 = g->nfeeds;
-			for (int k = 0; k < nf; k++) {
-				g->feeds[g->nfeeds].cyc = c;
-				g->feeds[g->nfeeds].feeder = tc_shape_neighbor(g->sh, t, fq[k]);
-				g->feeds[g->nfeeds].port = fq[k] ^ 1;
-				g->feeds[g->nfeeds].target = t;
-				g->nfeeds++;
-			}
-			for (int it = 0; it < nit; it++)
-				if (g->item_cyc[it] == c && it / g->spec->npackets != t)
-					items[ni++] = it;
-			for (int x = 0; x < ni; x++)
-				for (int k = 0; k < 2; k++)
-					opt[2 * x + k] = k < nf ? k * (tmax + 1) +
-						g_arrival(g, items[x], g->feeds[f0 + k].feeder) : -1;
-			for (int s = 0; s < 2 * (tmax + 1); s++)
-				slot_item[s] = -1;
-			for (int x = 0; x < ni; x++) {
-				item_slot[x] = -1;
-				memset(vis, 0, 2 * (tmax + 1));
-				g_augment(x, opt, 2, slot_item, item_slot, vis);
-			}
-			for (int x = 0; x < ni; x++) {
-				int k;
-
-				if (item_slot[x] >= 0) {
-					k = item_slot[x] / (tmax + 1);
-				} else {
-					/* no free slot: the earlier feeder passes it in a combined message */
-					k = nf > 1 && opt[2 * x + 1] - (tmax + 1) < opt[2 * x] ? 1 : 0;
-				}
-				g->pass[(size_t)(f0 + k) * nit + items[x]] = 1;
-			}
-		}
-	}
-	if (!err) {
-		/* index feeds by feeder */
-		struct g_feed *sorted = malloc((g->nfeeds ? g->nfeeds : 1) * sizeof(*sorted));
-		unsigned char *psorted = malloc((size_t)(g->nfeeds ? g->nfeeds : 1) * nit);
-		int k = 0;
-
-		if (!sorted || !psorted) {
-			free(sorted);
-			free(psorted);
-			err = -ENOMEM;
-			goto out;
-		}
-		for (int u = 0; u < g->n; u++) {
-			g->feed_first[u] = k;
-			for (int f = 0; f < g->nfeeds; f++) {
-				if (g->feeds[f].feeder != u)
-					continue;
-				sorted[k] = g->feeds[f];
-				memcpy(psorted + (size_t)k * nit, g->pass + (size_t)f * nit, nit);
-				k++;
-			}
-		}
-		g->feed_first[g->n] = k;
-		free(g->feeds);
-		free(g->pass);
-		g->feeds = sorted;
-		g->pass = psorted;
-	}
-out:
-	free(items);
-	free(opt);
-	free(item_slot);
-	free(slot_item);
-	free(vis);
+	if (!err)
+		err = g_segments(g, &mt, info, why);
+	for (int c = 0; c < g->ncyc && !err; c++)
+		for (int t = 0; t < g->n && !err; t++)
+			err = g_feed_ooc(g, &mt, info, c, t, why);
+	if (!err)
+		err = g_index_feeds(g);
+	g_match_free(&mt);
 	return err;
 }
 
