@@ -57,6 +57,8 @@ struct g_state {
 	int *feed_first;		  /* n+1, feeds sorted by feeder */
 	struct g_send *sends;
 	size_t nsends, capsends;
+	uint64_t *recv;			  /* n*nitems bits: node received item (g_run) */
+	int twice;			  /* some node received some item twice */
 };
 
 static int g_push_send(struct g_state *g, uint32_t step, int src, int port, int item)
@@ -607,24 +609,30 @@ static int g_feeds(struct g_state *g, struct tc_gossip_info *info, const char **
 	return err;
 }
 
-static int g_evpush(struct g_ev **v, size_t *n, size_t *cap, struct g_ev e)
+/* Events waiting to be sent. */
+struct g_evq {
+	struct g_ev *v;
+	size_t n, cap;
+};
+
+static int g_evpush(struct g_evq *q, struct g_ev e)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 1024;
-		struct g_ev *t = realloc(*v, ncap * sizeof(*t));
+	if (q->n == q->cap) {
+		size_t ncap = q->cap ? 2 * q->cap : 1024;
+		struct g_ev *t = realloc(q->v, ncap * sizeof(*t));
 
 		if (!t)
 			return -ENOMEM;
-		*v = t;
-		*cap = ncap;
+		q->v = t;
+		q->cap = ncap;
 	}
-	(*v)[(*n)++] = e;
+	q->v[q->n++] = e;
 	return 0;
 }
 
 /* What node v does with item it holds from time 'now': cycle sends and feeds at step now+1. */
-static int g_emit(struct g_state *g, struct g_ev **nx, size_t *nn, size_t *nc, int v, int it, int c, int hops,
-		  int outp, int inject, uint32_t now)
+static int g_emit(struct g_state *g, struct g_evq *nx, int v, int it, int c, int hops, int outp, int inject,
+		  uint32_t now)
 {
 	int err = 0;
 
@@ -633,19 +641,96 @@ static int g_emit(struct g_state *g, struct g_ev **nx, size_t *nn, size_t *nc, i
 		int f = g_half_fwd(m), b = m - 1 - f;
 
 		if (f > 0)
-			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->cfwd[c][pv], it, f - 1, EV_CYC, (int8_t)c, now });
+			err = g_evpush(nx, (struct g_ev){ v, g->cfwd[c][pv], it, f - 1, EV_CYC, (int8_t)c, now });
 		if (!err && b > 0)
-			err = g_evpush(nx, nn, nc, (struct g_ev){ v, g->cbwd[c][pv], it, b - 1, EV_CYC, (int8_t)c, now });
+			err = g_evpush(nx, (struct g_ev){ v, g->cbwd[c][pv], it, b - 1, EV_CYC, (int8_t)c, now });
 	} else if (outp >= 0) {
-		err = g_evpush(nx, nn, nc, (struct g_ev){ v, outp, it, hops - 1, EV_CYC, (int8_t)c, now });
+		err = g_evpush(nx, (struct g_ev){ v, outp, it, hops - 1, EV_CYC, (int8_t)c, now });
 	}
 	for (int f = g->feed_first[v]; f < g->feed_first[v + 1] && !err; f++) {
 		int ps = g->pass[(size_t)f * g->nitems + it];
 
 		if (g->feeds[f].cyc == c && ps) /* ps = 2: held one step */
-			err = g_evpush(nx, nn, nc,
-				       (struct g_ev){ v, g->feeds[f].port, it, 0, EV_FEED, (int8_t)c, now + (ps - 1) });
+			err = g_evpush(nx, (struct g_ev){ v, g->feeds[f].port, it, 0, EV_FEED, (int8_t)c, now + (ps - 1) });
 	}
+	return err;
+}
+
+/* Step 0: every packet enters its cycle at its origin, or is handed to a neighbour on it. */
+static int g_start(struct g_state *g, struct g_evq *pend)
+{
+	int err = 0;
+
+	for (int it = 0; it < g->nitems && !err; it++) {
+		int c = g->item_cyc[it];
+
+		if (g->item_t0[it])
+			err = g_evpush(pend, (struct g_ev){ it / g->spec->npackets, g->item_port[it], it, 0, EV_HAND,
+							    (int8_t)c, 0 });
+		else
+			err = g_emit(g, pend, g->item_at[it], it, c, 0, -1, 1, 0);
+	}
+	return err;
+}
+
+/* best[l]: the pending event link l sends in step (the oldest sendable, cycle traffic first), or -1. */
+static void g_pick(const struct g_state *g, const struct g_evq *pend, long *best, uint32_t step)
+{
+	for (int l = 0; l < g->n * g->np; l++)
+		best[l] = -1;
+	for (size_t i = 0; i < pend->n; i++) {
+		const struct g_ev *e = &pend->v[i];
+		int l = e->node * g->np + e->port;
+		const struct g_ev *b = best[l] >= 0 ? &pend->v[best[l]] : NULL;
+
+		if (e->ready >= step) /* held: not sendable before step index ready */
+			continue;
+		if (!b || e->ready < b->ready || (e->ready == b->ready && e->type < b->type))
+			best[l] = (long)i;
+	}
+}
+
+/* Event e reached v in step: mark the receipt, then what v does with the packet next. */
+static int g_arrive(struct g_state *g, struct g_evq *nx, const struct g_ev *e, int v, uint32_t step)
+{
+	size_t b = (size_t)v * g->nitems + e->item;
+
+	if (g->recv[b / 64] & (1ull << (b % 64)))
+		g->twice = 1;
+	g->recv[b / 64] |= 1ull << (b % 64);
+	if (e->type == EV_FEED) {
+		int r = g->relay[v * g->np + (e->port ^ 1)];
+
+		if (r >= 0) /* a relay segment: pass it on */
+			return g_evpush(nx, (struct g_ev){ v, r, e->item, 0, EV_FEED, e->cyc, step });
+		return 0;
+	}
+	if (e->type == EV_HAND)
+		return g_emit(g, nx, v, e->item, e->cyc, 0, -1, 1, step);
+	return g_emit(g, nx, v, e->item, e->cyc, e->hops, e->hops > 0 ? g->pair[v * g->np + (e->port ^ 1)] : -1, 0,
+		      step);
+}
+
+/* Send what best[] picked in step (recorded, and its arrival into nx); the rest stays in pend. */
+static int g_send_step(struct g_state *g, struct g_evq *pend, struct g_evq *nx, const long *best, uint32_t step)
+{
+	size_t keep = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < pend->n && !err; i++) {
+		struct g_ev e = pend->v[i];
+		int v = g->nb[e.node * g->np + e.port];
+
+		if (best[e.node * g->np + e.port] != (long)i) {
+			pend->v[keep++] = e;	/* waits for its link */
+			continue;
+		}
+		err = g_push_send(g, step - 1, e.node, e.port, e.item);
+		if (err)
+			break;
+		err = g_arrive(g, nx, &e, v, step);
+	}
+	pend->n = keep;
 	return err;
 }
 
@@ -654,90 +739,33 @@ static int g_emit(struct g_state *g, struct g_ev **nx, size_t *nn, size_t *nc, i
  * one packet per step: when two want the same link in a step (only where an
  * out-of-cycle origin hands its packet on), the later one waits in the
  * link's queue (oldest first, cycle traffic before feeds).
+ * g->recv: one bit per (node, item), set when the node receives the item; a
+ * second receipt sets g->twice (bits, not counters: 8x less memory to touch).
  */
-/*
- * recv: one bit per (node, item), set when the node receives the item; a
- * second receipt sets *twice (bits, not counters: 8x less memory to touch).
- */
-static int g_run(struct g_state *g, uint64_t *recv, int *twice)
+static int g_run(struct g_state *g)
 {
-	const int nl = g->n * g->np;
-	struct g_ev *pend = NULL, *nx = NULL;
-	size_t npend = 0, cpend = 0, nnx = 0, cnx = 0;
-	long *best = malloc(nl * sizeof(long));
+	struct g_evq pend = { 0 }, nx = { 0 };
+	long *best = malloc(g->n * g->np * sizeof(long));
 	uint32_t step = 0;
 	int err = 0;
 
 	if (!best)
 		return -ENOMEM;
-	for (int it = 0; it < g->nitems && !err; it++) {
-		int c = g->item_cyc[it];
-
-		if (g->item_t0[it])
-			err = g_evpush(&pend, &npend, &cpend, (struct g_ev){ it / g->spec->npackets, g->item_port[it],
-									   it, 0, EV_HAND, (int8_t)c, 0 });
-		else
-			err = g_emit(g, &pend, &npend, &cpend, g->item_at[it], it, c, 0, -1, 1, 0);
-	}
-	while (npend && !err) {
-		size_t keep = 0;
-
+	err = g_start(g, &pend);
+	while (pend.n && !err) {
 		step++;
-		nnx = 0;
-		for (int l = 0; l < nl; l++)
-			best[l] = -1;
-		for (size_t i = 0; i < npend; i++) {
-			const struct g_ev *e = &pend[i];
-			int l = e->node * g->np + e->port;
-			const struct g_ev *b = best[l] >= 0 ? &pend[best[l]] : NULL;
-
-			if (e->ready >= step) /* held: not sendable before step index ready */
-				continue;
-			if (!b || e->ready < b->ready || (e->ready == b->ready && e->type < b->type))
-				best[l] = (long)i;
-		}
-		for (size_t i = 0; i < npend && !err; i++) {
-			struct g_ev e = pend[i];
-			int v = g->nb[e.node * g->np + e.port];
-
-			if (best[e.node * g->np + e.port] != (long)i) {
-				pend[keep++] = e;	/* waits for its link */
-				continue;
-			}
-			err = g_push_send(g, step - 1, e.node, e.port, e.item);
-			if (err)
-				break;
-			{
-				size_t b = (size_t)v * g->nitems + e.item;
-
-				if (recv[b / 64] & (1ull << (b % 64)))
-					*twice = 1;
-				recv[b / 64] |= 1ull << (b % 64);
-			}
-			if (e.type == EV_FEED) {
-				int r = g->relay[v * g->np + (e.port ^ 1)];
-
-				if (r >= 0) /* a relay segment: pass it on */
-					err = g_evpush(&nx, &nnx, &cnx,
-						       (struct g_ev){ v, r, e.item, 0, EV_FEED, e.cyc, step });
-				continue;
-			}
-			if (e.type == EV_HAND)
-				err = g_emit(g, &nx, &nnx, &cnx, v, e.item, e.cyc, 0, -1, 1, step);
-			else
-				err = g_emit(g, &nx, &nnx, &cnx, v, e.item, e.cyc, e.hops,
-					     e.hops > 0 ? g->pair[v * g->np + (e.port ^ 1)] : -1, 0, step);
-		}
-		npend = keep;
-		for (size_t i = 0; i < nnx && !err; i++)
-			err = g_evpush(&pend, &npend, &cpend, nx[i]);
+		nx.n = 0;
+		g_pick(g, &pend, best, step);
+		err = g_send_step(g, &pend, &nx, best, step);
+		for (size_t i = 0; i < nx.n && !err; i++)
+			err = g_evpush(&pend, nx.v[i]);
 		if (step > (uint32_t)(4 * g->n + 8)) {
 			err = -ELOOP;
 			break;
 		}
 	}
-	free(pend);
-	free(nx);
+	free(pend.v);
+	free(nx.v);
 	free(best);
 	return err;
 }
@@ -854,15 +882,96 @@ static void g_free(struct g_state *g)
 	free(g->covered);
 	free(g->feed_first);
 	free(g->sends);
+	free(g->recv);
+}
+
+/* The state's arrays for shape and spec (g->sh, spec, n, np, nitems set), initialised; 0 or -ENOMEM. */
+static int g_alloc(struct g_state *g)
+{
+	g->pair = malloc((size_t)g->n * g->np * sizeof(int));
+	g->nb = malloc((size_t)g->n * g->np * sizeof(int));
+	g->pos = malloc((size_t)TC_GOSSIP_MAX_CYCLES * g->n * sizeof(int));
+	g->used = calloc((size_t)g->n * g->np, 1);
+	g->item_cyc = malloc(g->nitems * sizeof(int));
+	g->item_at = malloc(g->nitems * sizeof(int));
+	g->item_t0 = malloc(g->nitems * sizeof(int));
+	g->item_port = malloc(g->nitems * sizeof(int));
+	g->feed_first = calloc(g->n + 1, sizeof(int));
+	g->relay = malloc((size_t)g->n * g->np * sizeof(int));
+	g->covered = calloc((size_t)TC_GOSSIP_MAX_CYCLES * g->n, 1);
+	g->recv = calloc(((size_t)g->n * g->nitems + 63) / 64, sizeof(uint64_t));
+	if (!g->pair || !g->pos || !g->used || !g->item_cyc || !g->item_at || !g->item_t0 || !g->item_port ||
+	    !g->feed_first || !g->relay || !g->covered || !g->nb || !g->recv)
+		return -ENOMEM;
+	for (int i = 0; i < TC_GOSSIP_MAX_CYCLES * g->n; i++)
+		g->pos[i] = -1;
+	for (int i = 0; i < g->n * g->np; i++) {
+		g->relay[i] = -1;
+		g->nb[i] = tc_shape_neighbor(g->sh, i / g->np, i % g->np);
+	}
+	return 0;
+}
+
+/* Check the rule, trace its cycles, inject, bind the feeds and run it. */
+static int g_simulate(struct g_state *g, struct tc_gossip_info *info, const char **why)
+{
+	int err = g_rules(g, why);
+
+	if (!err)
+		err = g_trace(g, why);
+	if (!err)
+		err = g_inject(g, info, why);
+	if (!err)
+		err = g_feeds(g, info, why);
+	if (!err)
+		err = g_run(g);
+	if (err == -ELOOP)
+		*why = "gossip: the rules do not terminate";
+	return err;
+}
+
+/* Every node received every packet but its own, each once. */
+static int g_check_delivery(const struct g_state *g, const char **why)
+{
+	for (int v = 0; v < g->n; v++) {
+		for (int it = 0; it < g->nitems; it++) {
+			int want = it / g->spec->npackets != v;
+			size_t b = (size_t)v * g->nitems + it;
+
+			if (g->twice || !(g->recv[b / 64] & (1ull << (b % 64))) != !want) {
+				*why = "gossip: the rules deliver a packet twice or never on this shape";
+				return -EOPNOTSUPP;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The schedule of the recorded sends into *out. */
+static int g_make_sched(struct g_state *g, struct tc_gossip_info *info, struct tc_sched **out, const char **why)
+{
+	const struct tc_gossip_spec *spec = g->spec;
+	struct tc_sched *s;
+	int err;
+
+	s = tc_sched_new(g->sh, TC_COLL_ALLGATHER, spec->algo, spec->cite, TC_CLAIM_CONTENTION_FREE | TC_CLAIM_ONE_HOP);
+	if (!s)
+		return -ENOMEM;
+	s->npackets = spec->npackets;
+	err = g_emit_sched(g, s, info);
+	if (err < 0) {
+		*why = "gossip: building the schedule failed";
+		tc_sched_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
 }
 
 int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_sched **out,
 		      const char **why, struct tc_gossip_info *info)
 {
 	struct g_state g;
-	struct tc_sched *s = NULL;
-	uint64_t *recv = NULL;
-	int twice = 0;
 	int err;
 
 	memset(&g, 0, sizeof(g));
@@ -878,81 +987,20 @@ int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec 
 	g.n = shape->nodes;
 	g.np = 2 * shape->ndims;
 	g.nitems = g.n * spec->npackets;
-	g.pair = malloc((size_t)g.n * g.np * sizeof(int));
-	g.nb = malloc((size_t)g.n * g.np * sizeof(int));
-	g.pos = malloc((size_t)TC_GOSSIP_MAX_CYCLES * g.n * sizeof(int));
-	g.used = calloc((size_t)g.n * g.np, 1);
-	g.item_cyc = malloc(g.nitems * sizeof(int));
-	g.item_at = malloc(g.nitems * sizeof(int));
-	g.item_t0 = malloc(g.nitems * sizeof(int));
-	g.item_port = malloc(g.nitems * sizeof(int));
-	g.feed_first = calloc(g.n + 1, sizeof(int));
-	g.relay = malloc((size_t)g.n * g.np * sizeof(int));
-	g.covered = calloc((size_t)TC_GOSSIP_MAX_CYCLES * g.n, 1);
-	recv = calloc(((size_t)g.n * g.nitems + 63) / 64, sizeof(uint64_t));
-	if (!g.pair || !g.pos || !g.used || !g.item_cyc || !g.item_at || !g.item_t0 || !g.item_port ||
-	    !g.feed_first || !g.relay || !g.covered || !g.nb || !recv) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (int i = 0; i < TC_GOSSIP_MAX_CYCLES * g.n; i++)
-		g.pos[i] = -1;
-	for (int i = 0; i < g.n * g.np; i++) {
-		g.relay[i] = -1;
-		g.nb[i] = tc_shape_neighbor(shape, i / g.np, i % g.np);
-	}
-
-	err = g_rules(&g, why);
+	err = g_alloc(&g);
 	if (!err)
-		err = g_trace(&g, why);
+		err = g_simulate(&g, info, why);
 	if (!err)
-		err = g_inject(&g, info, why);
-	if (!err)
-		err = g_feeds(&g, info, why);
-	if (!err)
-		err = g_run(&g, recv, &twice);
-	if (err == -ELOOP)
-		*why = "gossip: the rules do not terminate";
-	if (err)
-		goto out;
-	for (int v = 0; v < g.n && !err; v++) {
-		for (int it = 0; it < g.nitems; it++) {
-			int want = it / spec->npackets != v;
-			size_t b = (size_t)v * g.nitems + it;
-
-			if (twice || !(recv[b / 64] & (1ull << (b % 64))) != !want) {
-				*why = "gossip: the rules deliver a packet twice or never on this shape";
-				err = -EOPNOTSUPP;
-				break;
-			}
-		}
-	}
-	if (err)
-		goto out;
-	if (info) {
+		err = g_check_delivery(&g, why);
+	if (!err && info) {
 		info->ncycles = g.ncyc;
 		for (int c = 0; c < g.ncyc; c++)
 			info->cycle_len[c] = g.clen[c];
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLGATHER, spec->algo, spec->cite, TC_CLAIM_CONTENTION_FREE | TC_CLAIM_ONE_HOP);
-	if (!s) {
-		err = -ENOMEM;
-		goto out;
-	}
-	s->npackets = spec->npackets;
-	err = g_emit_sched(&g, s, info);
-	if (err < 0) {
-		*why = "gossip: building the schedule failed";
-		tc_sched_free(s);
-		s = NULL;
-		goto out;
-	}
-	err = 0;
-	*out = s;
-out:
+	if (!err)
+		err = g_make_sched(&g, info, out, why);
 	if (err == -ENOMEM)
 		*why = "gossip: out of memory";
-	free(recv);
 	g_free(&g);
 	return err;
 }
