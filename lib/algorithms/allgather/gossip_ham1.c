@@ -59,6 +59,7 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/gossip.h"
+#include "algorithms/engine/ham_decomp.h"
 
 /* ---- 2D: the Section 3 rules ---- */
 
@@ -591,6 +592,27 @@ static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, 
 	for (int t = 0; t < 6; t++)
 		if (!ok[t])
 			ho_free(&h[t]);
+	return err;
+}
+
+/*
+ * The last resort on odd x odd tori: one packet per PU on the two full
+ * Hamiltonian cycles of a square-swap decomposition (engine/ham_decomp.c).
+ */
+int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	struct tc_gossip_spec spec = {
+		.algo = "gossip-ham1",
+		.cite = "002 Sec. 3 fallback: 1 packet on two full Hamiltonian cycles (square-swap decomposition)",
+		.npackets = 1,
+		.want_cycles = 2,
+		.inject = tc_ham_decomp_inject,
+	};
+	const char *w = NULL;
+	int err = tc_ham_decomp_gossip(shape, &spec, out, &w);
+
+	if (err)
+		*why = w ? w : "gossip-ham1: no partial-cycle layout closes and no Hamiltonian decomposition was found on this torus";
 	return err;
 }
 

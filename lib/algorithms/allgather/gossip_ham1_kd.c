@@ -151,6 +151,106 @@ static int gcd(int a, int b)
 }
 
 /*
+ * The k of the zigzag(d, k) that lap number lap of cycle j takes, starting
+ * at node cur (see reactor_walk for kpc).
+ */
+static int reactor_lap_k(const struct tc_shape *sh, const int *perm, int kpc, int j, int cur, long lap)
+{
+	const int d = sh->ndims;
+	long prod = sh->dims[perm[1]] / d;
+	int k = 1;
+
+	if (kpc) {
+		int g = gcd(sh->dims[perm[1]], sh->dims[perm[2]]), cc[TC_MAX_DIMS], v;
+
+		tc_shape_coords(sh, cur, cc);
+		v = ((cc[perm[1]] + cc[perm[2]] - j) % g + g) % g;
+		return v >= g - 3 * kpc ? 2 : 1;
+	}
+	for (int kk = 2; kk <= d - 1; kk++) {
+		if (kk > 2)
+			prod *= sh->dims[perm[kk - 1]];
+		if (lap % prod == 0)
+			k = kk;
+	}
+	return k;
+}
+
+/*
+ * One lap from *cur: the zigzag mv[0..nm-1], then moves along paper
+ * dimension 1 until a wrap-around link is crossed; in[] and outp[] get the
+ * ports by which the cycle enters and leaves each node. 0, or -EOPNOTSUPP
+ * when the cycle meets itself or the lap does not close.
+ */
+static int reactor_lap(const struct tc_shape *sh, const int *perm, const int *mv, int nm, int *in, int *outp,
+		       int *cur)
+{
+	const int n1 = sh->dims[perm[0]];
+	int crossed = 0;
+
+	for (int s = 0;; s++) {
+		int dim = s < nm ? perm[mv[s] - 1] : perm[0], nxt;
+		int cc[TC_MAX_DIMS];
+
+		if (s >= nm && crossed)
+			return 0;
+		if (s > n1 + nm)
+			return -EOPNOTSUPP;
+		tc_shape_coords(sh, *cur, cc);
+		if (s >= nm - 1 && dim == perm[0] && cc[dim] == n1 - 1)
+			crossed = 1;
+		if (outp[*cur] >= 0)
+			return -EOPNOTSUPP;
+		outp[*cur] = 2 * dim;
+		nxt = tc_shape_neighbor(sh, *cur, 2 * dim);
+		if (in[nxt] >= 0)
+			return -EOPNOTSUPP;
+		in[nxt] = 2 * dim + 1;
+		*cur = nxt;
+		if (s >= nm - 1 && crossed)
+			return 0;
+	}
+}
+
+/* Trace cycle j, laps laps from (0, j, 0, ..., 0), into in[] and outp[]; -EOPNOTSUPP when it does not close. */
+static int reactor_cycle(const struct tc_shape *sh, const int *perm, int kpc, int j, long laps, int *in, int *outp)
+{
+	int c[TC_MAX_DIMS] = { 0 }, start, cur, err = 0;
+
+	for (int i = 0; i < sh->nodes; i++)
+		in[i] = outp[i] = -1;
+	c[perm[1]] = j;
+	start = cur = tc_shape_node(sh, c);
+	for (long lap = 1; lap <= laps && !err; lap++) {
+		int mv[4 * TC_MAX_DIMS], nm = zigzag(sh->ndims, reactor_lap_k(sh, perm, kpc, j, cur, lap), mv);
+
+		err = reactor_lap(sh, perm, mv, nm, in, outp, &cur);
+	}
+	if (!err && cur != start)
+		err = -EOPNOTSUPP;
+	return err;
+}
+
+/* Record traced cycle j in x->cport and x->pair; -EOPNOTSUPP when it is not closed or shares a link. */
+static int reactor_commit(struct ham1_kd *x, int j, const int *in, const int *outp)
+{
+	const int d = x->sh->ndims, np = 2 * d;
+
+	for (int u = 0; u < x->sh->nodes; u++) {
+		if ((in[u] < 0) != (outp[u] < 0))
+			return -EOPNOTSUPP;
+		if (in[u] < 0)
+			continue;
+		x->cport[u * d + j] = outp[u];
+		if (x->pair[u * np + in[u]] >= 0 || x->pair[u * np + outp[u]] >= 0)
+			return -EOPNOTSUPP;	/* two cycles share a link */
+		x->pair[u * np + in[u]] = outp[u];
+		x->pair[u * np + outp[u]] = in[u];
+	}
+	return 0;
+}
+
+/*
  * Walk the d cycles with paper dimension e (1-based) on physical dimension
  * perm[e - 1]; fill x->pair. kpc = 0: the paper's laps (lap i uses
  * zigzag(d, k) by i, as in the file comment). kpc > 0 (d = 3 only): the lap
@@ -163,7 +263,7 @@ static int gcd(int a, int b)
 static int reactor_walk(struct ham1_kd *x, const int *perm, int kpc)
 {
 	const struct tc_shape *sh = x->sh;
-	const int d = sh->ndims, np = 2 * d, n = sh->nodes, n1 = sh->dims[perm[0]];
+	const int d = sh->ndims, n = sh->nodes;
 	int *in = malloc(n * sizeof(int)), *outp = malloc(n * sizeof(int));
 	long laps = sh->dims[perm[1]] / d;
 	int err = 0;
@@ -175,82 +275,14 @@ static int reactor_walk(struct ham1_kd *x, const int *perm, int kpc)
 	}
 	for (int e = 2; e < d; e++)
 		laps *= sh->dims[perm[e]];
-	for (int i = 0; i < n * np; i++)
+	for (int i = 0; i < n * 2 * d; i++)
 		x->pair[i] = -1;
 	for (int i = 0; i < n * d; i++)
 		x->cport[i] = -1;
 	for (int j = 0; j < d && !err; j++) {
-		int c[TC_MAX_DIMS] = { 0 }, start, cur;
-
-		for (int i = 0; i < n; i++)
-			in[i] = outp[i] = -1;
-		c[perm[1]] = j;
-		start = cur = tc_shape_node(sh, c);
-		for (long lap = 1; lap <= laps && !err; lap++) {
-			int mv[4 * TC_MAX_DIMS], nm, k = 1, crossed = 0;
-			long prod = sh->dims[perm[1]] / d;
-
-			if (kpc) {
-				int g = gcd(sh->dims[perm[1]], sh->dims[perm[2]]), cc[TC_MAX_DIMS], v;
-
-				tc_shape_coords(sh, cur, cc);
-				v = ((cc[perm[1]] + cc[perm[2]] - j) % g + g) % g;
-				k = v >= g - 3 * kpc ? 2 : 1;
-			} else {
-				for (int kk = 2; kk <= d - 1; kk++) {
-					if (kk > 2)
-						prod *= sh->dims[perm[kk - 1]];
-					if (lap % prod == 0)
-						k = kk;
-				}
-			}
-			nm = zigzag(d, k, mv);
-			for (int s = 0; !err; s++) {
-				int dim = s < nm ? perm[mv[s] - 1] : perm[0], nxt;
-				int cc[TC_MAX_DIMS];
-
-				if (s >= nm && crossed)
-					break;
-				if (s > n1 + nm) {
-					err = -EOPNOTSUPP;
-					break;
-				}
-				tc_shape_coords(sh, cur, cc);
-				if (s >= nm - 1 && dim == perm[0] && cc[dim] == n1 - 1)
-					crossed = 1;
-				if (outp[cur] >= 0) {
-					err = -EOPNOTSUPP;
-					break;
-				}
-				outp[cur] = 2 * dim;
-				nxt = tc_shape_neighbor(sh, cur, 2 * dim);
-				if (in[nxt] >= 0) {
-					err = -EOPNOTSUPP;
-					break;
-				}
-				in[nxt] = 2 * dim + 1;
-				cur = nxt;
-				if (s >= nm - 1 && crossed)
-					break;
-			}
-		}
-		if (!err && cur != start)
-			err = -EOPNOTSUPP;
-		for (int u = 0; u < n && !err; u++) {
-			if ((in[u] < 0) != (outp[u] < 0)) {
-				err = -EOPNOTSUPP;
-				break;
-			}
-			if (in[u] < 0)
-				continue;
-			x->cport[u * d + j] = outp[u];
-			if (x->pair[u * np + in[u]] >= 0 || x->pair[u * np + outp[u]] >= 0) {
-				err = -EOPNOTSUPP;	/* two cycles share a link */
-				break;
-			}
-			x->pair[u * np + in[u]] = outp[u];
-			x->pair[u * np + outp[u]] = in[u];
-		}
+		err = reactor_cycle(sh, perm, kpc, j, laps, in, outp);
+		if (!err)
+			err = reactor_commit(x, j, in, outp);
 	}
 	free(in);
 	free(outp);

@@ -77,20 +77,14 @@ static void port_route(int port, int8_t *route)
 }
 
 /*
- * Phase 1. Step 1: every node sends on each port the blocks whose first hop
- * is that port; step 2: forwards the diagonal ones. Blocks end up in ap.
+ * Phase 1's first hops: every block (o, t) is held where it is when both
+ * offsets are even, else listed in first[] under the port of its first hop.
  */
-static int at2_phase1(struct tc_ap *ap, const struct tc_shape *sh)
+static int at2_first_hops(struct tc_ap *ap, const struct tc_shape *sh, struct at2_list *first)
 {
 	const int P = sh->nodes;
-	struct at2_list *first, *second; /* per node, per port */
-	int8_t route[TC_MAX_DIMS];
-	int err = -ENOMEM;
+	int err;
 
-	first = calloc((size_t)P * 4, sizeof(*first));
-	second = calloc((size_t)P * 4, sizeof(*second));
-	if (!first || !second)
-		goto out;
 	for (int o = 0; o < P; o++) {
 		const int *oc = tc_ap_coords(ap, o);
 
@@ -114,53 +108,80 @@ static int at2_phase1(struct tc_ap *ap, const struct tc_shape *sh)
 				err = list_push(&first[o * 4 + port], o, t);
 			}
 			if (err)
-				goto out;
+				return err;
 		}
 	}
-	for (int step = 0; step < 2; step++) {
+	return 0;
+}
+
+/*
+ * Send list l of node n on port as one message in Phase 1's step (0 or 1);
+ * a block still an odd offset away in the other dimension after step 0 is
+ * listed in second[], every other one is held where it arrives. l is freed.
+ */
+static int at2_send_list(struct tc_ap *ap, const struct tc_shape *sh, struct at2_list *l, int n, int port, int step,
+			 struct at2_list *second)
+{
+	int8_t route[TC_MAX_DIMS];
+	int dst, err;
+
+	port_route(port, route);
+	dst = tc_shape_walk(sh, n, route);
+	err = tc_sched_msg(ap->s, n, dst, route);
+	if (err < 0)
+		return err;
+	for (uint32_t i = 0; i < l->n; i++) {
+		int32_t a = l->v[2 * i], b = l->v[2 * i + 1];
+		int rest = 1 - port / 2;
+		int dl = tc_ap_delta(sh->dims[rest], tc_ap_coords(ap, dst)[rest], tc_ap_coords(ap, b)[rest]);
+
+		err = tc_sched_blk(ap->s, a, b);
+		if (err)
+			return err;
+		/* Still an odd offset in the other dimension? */
+		if (!step && (dl & 1)) {
+			err = list_push(&second[dst * 4 + 2 * rest + (dl > 0 ? 0 : 1)], a, b);
+		} else {
+			err = tc_ap_hold(ap, dst, a, b);
+		}
+		if (err)
+			return err;
+	}
+	/* emitted: give the memory back (128x128: 1.6 GB of first-step lists) */
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+	l->cap = 0;
+	return 0;
+}
+
+/*
+ * Phase 1. Step 1: every node sends on each port the blocks whose first hop
+ * is that port; step 2: forwards the diagonal ones. Blocks end up in ap.
+ */
+static int at2_phase1(struct tc_ap *ap, const struct tc_shape *sh)
+{
+	const int P = sh->nodes;
+	struct at2_list *first, *second; /* per node, per port */
+	int err = -ENOMEM;
+
+	first = calloc((size_t)P * 4, sizeof(*first));
+	second = calloc((size_t)P * 4, sizeof(*second));
+	if (!first || !second)
+		goto out;
+	err = at2_first_hops(ap, sh, first);
+	for (int step = 0; step < 2 && !err; step++) {
 		struct at2_list *lists = step ? second : first;
 
 		err = tc_sched_step(ap->s);
 		if (err < 0)
-			goto out;
-		for (int n = 0; n < P; n++) {
-			for (int port = 0; port < 4; port++) {
-				struct at2_list *l = &lists[n * 4 + port];
-				int dst;
-
-				if (!l->n)
-					continue;
-				port_route(port, route);
-				dst = tc_shape_walk(sh, n, route);
-				err = tc_sched_msg(ap->s, n, dst, route);
-				if (err < 0)
-					goto out;
-				for (uint32_t i = 0; i < l->n; i++) {
-					int32_t a = l->v[2 * i], b = l->v[2 * i + 1];
-					int rest = 1 - port / 2;
-					int dl = tc_ap_delta(sh->dims[rest], tc_ap_coords(ap, dst)[rest], tc_ap_coords(ap, b)[rest]);
-
-					err = tc_sched_blk(ap->s, a, b);
-					if (err)
-						goto out;
-					/* Still an odd offset in the other dimension? */
-					if (!step && (dl & 1)) {
-						err = list_push(&second[dst * 4 + 2 * rest + (dl > 0 ? 0 : 1)], a, b);
-					} else {
-						err = tc_ap_hold(ap, dst, a, b);
-					}
-					if (err)
-						goto out;
-				}
-				/* emitted: give the memory back (128x128: 1.6 GB of first-step lists) */
-				free(l->v);
-				l->v = NULL;
-				l->n = 0;
-				l->cap = 0;
-			}
-		}
+			break;
+		err = 0;
+		for (int n = 0; n < P && !err; n++)
+			for (int port = 0; port < 4 && !err; port++)
+				if (lists[n * 4 + port].n)
+					err = at2_send_list(ap, sh, &lists[n * 4 + port], n, port, step, second);
 	}
-	err = 0;
 out:
 	for (int i = 0; first && second && i < P * 4; i++) {
 		free(first[i].v);

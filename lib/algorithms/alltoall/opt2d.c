@@ -151,6 +151,85 @@ static uint64_t o2_rand(uint64_t *x)
 	return *x;
 }
 
+/* A copy of the timetables and the tie directions (the best found so far, or a fallback). */
+struct o2_snap {
+	uint8_t *seq;
+	int8_t *sa, *sb;
+};
+
+static int o2_snap_alloc(const struct o2 *g, struct o2_snap *k)
+{
+	k->seq = malloc((size_t)g->nvars * g->S);
+	k->sa = malloc(g->nvars);
+	k->sb = malloc(g->nvars);
+	return k->seq && k->sa && k->sb ? 0 : -ENOMEM;
+}
+
+static void o2_snap_free(struct o2_snap *k)
+{
+	free(k->seq);
+	free(k->sa);
+	free(k->sb);
+}
+
+static void o2_save(const struct o2 *g, struct o2_snap *k)
+{
+	memcpy(k->seq, g->seq, (size_t)g->nvars * g->S);
+	memcpy(k->sa, g->sa, g->nvars);
+	memcpy(k->sb, g->sb, g->nvars);
+}
+
+static void o2_restore(struct o2 *g, const struct o2_snap *k)
+{
+	memcpy(g->seq, k->seq, (size_t)g->nvars * g->S);
+	memcpy(g->sa, k->sa, g->nvars);
+	memcpy(g->sb, k->sb, g->nvars);
+}
+
+/*
+ * A move for variable v: its timetable into tmp, with one tie sent the other
+ * way round (returns 1 for x, 2 for y) or two steps' hops swapped (returns
+ * 0); -1 when there is nothing to move.
+ */
+static int o2_propose(const struct o2 *g, int v, uint8_t *tmp, uint64_t *rng)
+{
+	static const uint8_t flipmap[5] = { 0, 2, 1, 4, 3 }; /* +x <-> -x, +y <-> -y */
+	int tiex = g->wrapx && !(g->r & 1) && 2 * abs(g->sa[v]) == g->r;
+	int tiey = g->c > 1 && g->wrapy && !(g->c & 1) && 2 * abs(g->sb[v]) == g->c;
+	int p, r;
+	uint8_t t;
+
+	if (!g->sa[v] && !g->sb[v])
+		return -1;
+	memcpy(tmp, &g->seq[(size_t)v * g->S], g->S);
+	if ((tiex || tiey) && !(o2_rand(rng) % 5)) {
+		int flip = tiex && (!tiey || (o2_rand(rng) & 1)) ? 1 : 2;
+
+		for (int s = 0; s < g->S; s++)
+			if (tmp[s] && (tmp[s] <= 2) == (flip == 1))
+				tmp[s] = flipmap[tmp[s]];
+		return flip;
+	}
+	p = (int)(o2_rand(rng) % (uint64_t)g->S);
+	r = (int)(o2_rand(rng) % (uint64_t)g->S);
+	if (tmp[p] == tmp[r])
+		return -1;
+	t = tmp[p];
+	tmp[p] = tmp[r];
+	tmp[r] = t;
+	return 0;
+}
+
+/* Take the move o2_propose made for v (its loads are already in place). */
+static void o2_take(struct o2 *g, int v, const uint8_t *tmp, int flip)
+{
+	memcpy(&g->seq[(size_t)v * g->S], tmp, g->S);
+	if (flip == 1)
+		g->sa[v] = (int8_t)-g->sa[v];
+	else if (flip == 2)
+		g->sb[v] = (int8_t)-g->sb[v];
+}
+
 /*
  * Torus: on a torus every node sees the same offsets, so a step's load on a
  * link depends only on the timetables and the link's parity class. Improve
@@ -161,17 +240,14 @@ static uint64_t o2_rand(uint64_t *x)
  */
 static int64_t o2_anneal(struct o2 *g, int64_t bound, uint64_t rng, int64_t wmax, double T0, long budget)
 {
-	uint8_t *best = malloc((size_t)g->nvars * g->S), *tmp = malloc(g->S);
-	int8_t *bsa = malloc(g->nvars), *bsb = malloc(g->nvars);
-	static const uint8_t flipmap[5] = { 0, 2, 1, 4, 3 }; /* +x <-> -x, +y <-> -y */
+	struct o2_snap best;
+	uint8_t *tmp = malloc(g->S);
 	double T = T0, decay = pow(0.05 / T0, 1.0 / (double)budget);
 	int64_t cur, bestc;
 
-	if (!best || !tmp || !bsa || !bsb) {
-		free(best);
+	if (o2_snap_alloc(g, &best) || !tmp) {
+		o2_snap_free(&best);
 		free(tmp);
-		free(bsa);
-		free(bsb);
 		return -ENOMEM;
 	}
 	memset(g->load, 0, (size_t)g->S * 16 * sizeof(*g->load));
@@ -180,65 +256,35 @@ static int64_t o2_anneal(struct o2 *g, int64_t bound, uint64_t rng, int64_t wmax
 	g->wmax = wmax;
 	cur = o2_energy(g);
 	bestc = o2_lockstep(g);
-	memcpy(best, g->seq, (size_t)g->nvars * g->S);
-	memcpy(bsa, g->sa, g->nvars);
-	memcpy(bsb, g->sb, g->nvars);
+	o2_save(g, &best);
 	for (long it = 0; it < budget && bestc > bound; it++, T *= decay) {
 		int v = (int)(o2_rand(&rng) % (uint64_t)g->nvars);
 		uint8_t *q = &g->seq[(size_t)v * g->S];
-		int tiex = g->wrapx && !(g->r & 1) && 2 * abs(g->sa[v]) == g->r;
-		int tiey = g->c > 1 && g->wrapy && !(g->c & 1) && 2 * abs(g->sb[v]) == g->c;
-		int flip = 0;
+		int flip = o2_propose(g, v, tmp, &rng);
 		int64_t c;
 
-		if (!g->sa[v] && !g->sb[v])
+		if (flip < 0)
 			continue;
-		memcpy(tmp, q, g->S);
-		if ((tiex || tiey) && !(o2_rand(&rng) % 5)) {
-			flip = tiex && (!tiey || (o2_rand(&rng) & 1)) ? 1 : 2;
-			for (int s = 0; s < g->S; s++)
-				if (tmp[s] && (tmp[s] <= 2) == (flip == 1))
-					tmp[s] = flipmap[tmp[s]];
-		} else {
-			int p = (int)(o2_rand(&rng) % (uint64_t)g->S), r = (int)(o2_rand(&rng) % (uint64_t)g->S);
-			uint8_t t;
-
-			if (tmp[p] == tmp[r])
-				continue;
-			t = tmp[p];
-			tmp[p] = tmp[r];
-			tmp[r] = t;
-		}
 		o2_load(g, v, q, -1);
 		o2_load(g, v, tmp, 1);
 		c = o2_energy(g);
 		if (c <= cur || (double)(o2_rand(&rng) % 1000000) / 1e6 < exp(-(double)(c - cur) / T)) {
 			int64_t ls = o2_lockstep(g);
 
-			memcpy(q, tmp, g->S);
-			if (flip == 1)
-				g->sa[v] = (int8_t)-g->sa[v];
-			else if (flip == 2)
-				g->sb[v] = (int8_t)-g->sb[v];
+			o2_take(g, v, tmp, flip);
 			cur = c;
 			if (ls < bestc) {
 				bestc = ls;
-				memcpy(best, g->seq, (size_t)g->nvars * g->S);
-				memcpy(bsa, g->sa, g->nvars);
-				memcpy(bsb, g->sb, g->nvars);
+				o2_save(g, &best);
 			}
 		} else {
 			o2_load(g, v, tmp, -1);
 			o2_load(g, v, q, 1);
 		}
 	}
-	memcpy(g->seq, best, (size_t)g->nvars * g->S);
-	memcpy(g->sa, bsa, g->nvars);
-	memcpy(g->sb, bsb, g->nvars);
-	free(best);
+	o2_restore(g, &best);
+	o2_snap_free(&best);
 	free(tmp);
-	free(bsa);
-	free(bsb);
 	return bestc;
 }
 
@@ -247,33 +293,23 @@ static int64_t o2_anneal(struct o2 *g, int64_t bound, uint64_t rng, int64_t wmax
 static int64_t o2_search(struct o2 *g, int64_t bound)
 {
 	long budget = (long)g->nvars * g->S <= 4000 ? 400000 : 40000 + 400L * g->nvars;
-	uint8_t *seq = malloc((size_t)g->nvars * g->S);
-	int8_t *sa = malloc(g->nvars), *sb = malloc(g->nvars);
+	struct o2_snap first;
 	int64_t c1, c2;
 
-	if (!seq || !sa || !sb) {
-		free(seq);
-		free(sa);
-		free(sb);
+	if (o2_snap_alloc(g, &first)) {
+		o2_snap_free(&first);
 		return -ENOMEM;
 	}
 	c1 = o2_anneal(g, bound, 0x2545f4914f6cdd1dull, 64, 1.0, budget);
 	if (c1 > bound) {
-		memcpy(seq, g->seq, (size_t)g->nvars * g->S);
-		memcpy(sa, g->sa, g->nvars);
-		memcpy(sb, g->sb, g->nvars);
+		o2_save(g, &first);
 		c2 = o2_anneal(g, bound, 0x9e3779b97f4a7c15ull, 1 << 16, 65536.0, budget);
-		if (c2 > c1) {
-			memcpy(g->seq, seq, (size_t)g->nvars * g->S);
-			memcpy(g->sa, sa, g->nvars);
-			memcpy(g->sb, sb, g->nvars);
-		} else {
+		if (c2 > c1)
+			o2_restore(g, &first);
+		else
 			c1 = c2;
-		}
 	}
-	free(seq);
-	free(sa);
-	free(sb);
+	o2_snap_free(&first);
 	return c1;
 }
 
@@ -416,112 +452,146 @@ static int o2_block_search(struct o2 *g, int P, const int *nb, const int32_t *va
 	return 0;
 }
 
-static int o2_run(struct o2 *g, struct tc_sched *s)
-{
-	const int P = g->sh->nodes, nd = g->sh->ndims;
-	int32_t *var = malloc((size_t)P * P * sizeof(*var));
-	int32_t *pos = malloc((size_t)P * P * sizeof(*pos));
-	int *nb = malloc((size_t)P * 4 * sizeof(*nb));
-	int *coords = malloc((size_t)P * 2 * sizeof(*coords));
-	struct tc_ap_vec *bk = calloc((size_t)P * 4, sizeof(*bk));
-	uint8_t *bseq = NULL; /* per-block timetables (meshes) */
-	int err = -ENOMEM;
+/* Every block (o * P + t, origin o, target t) on its way while the schedule is written. */
+struct o2_blocks {
+	int P;
+	int32_t *var;	      /* per block: its route variable */
+	int32_t *pos;	      /* per block: the node holding it */
+	int *nb;	      /* per node and port (4): the neighbour, or -1 */
+	int *coords;	      /* per node: x, y */
+	struct tc_ap_vec *bk; /* per node and port: the blocks of this step's message */
+	uint8_t *bseq;	      /* per block: its own timetable (meshes), or NULL */
+};
 
-	if (!var || !pos || !nb || !coords || !bk)
-		goto out;
+static void o2_blocks_free(struct o2_blocks *b)
+{
+	for (int i = 0; b->bk && i < b->P * 4; i++)
+		free(b->bk[i].v);
+	free(b->bk);
+	free(b->var);
+	free(b->pos);
+	free(b->nb);
+	free(b->coords);
+	free(b->bseq);
+}
+
+/* Neighbours and coordinates of every node, each block's variable, every block at its origin. */
+static int o2_blocks_init(const struct o2 *g, struct o2_blocks *b)
+{
+	const int P = b->P, nd = g->sh->ndims;
+
+	b->var = malloc((size_t)P * P * sizeof(*b->var));
+	b->pos = malloc((size_t)P * P * sizeof(*b->pos));
+	b->nb = malloc((size_t)P * 4 * sizeof(*b->nb));
+	b->coords = malloc((size_t)P * 2 * sizeof(*b->coords));
+	b->bk = calloc((size_t)P * 4, sizeof(*b->bk));
+	if (!b->var || !b->pos || !b->nb || !b->coords || !b->bk)
+		return -ENOMEM;
 	for (int n = 0; n < P; n++) {
 		int c[TC_MAX_DIMS];
 
 		tc_shape_coords(g->sh, n, c);
-		coords[2 * n] = c[0];
-		coords[2 * n + 1] = nd > 1 ? c[1] : 0;
+		b->coords[2 * n] = c[0];
+		b->coords[2 * n + 1] = nd > 1 ? c[1] : 0;
 		for (int port = 0; port < 4; port++)
-			nb[n * 4 + port] = port < 2 * nd ? tc_shape_neighbor(g->sh, n, port) : -1;
+			b->nb[n * 4 + port] = port < 2 * nd ? tc_shape_neighbor(g->sh, n, port) : -1;
 	}
 	for (int o = 0; o < P; o++) {
-		const int *oc = &coords[2 * o];
+		const int *oc = &b->coords[2 * o];
 
 		for (int t = 0; t < P; t++) {
-			const int *tc = &coords[2 * t];
+			const int *tc = &b->coords[2 * t];
 			int ix = g->wrapx ? (tc[0] - oc[0] + g->r) % g->r : tc[0] - oc[0] + g->r - 1;
 			int iy = g->c < 2 ? 0 : g->wrapy ? (tc[1] - oc[1] + g->c) % g->c : tc[1] - oc[1] + g->c - 1;
 
-			var[(size_t)o * P + t] = o2_var(g, oc[0] % g->ncx, oc[1] % g->ncy, ix, iy);
-			pos[(size_t)o * P + t] = o;
+			b->var[(size_t)o * P + t] = o2_var(g, oc[0] % g->ncx, oc[1] % g->ncy, ix, iy);
+			b->pos[(size_t)o * P + t] = o;
 		}
 	}
-	if (!g->wrapx || (g->c > 1 && !g->wrapy)) {
-		err = -ENOMEM;
-		bseq = malloc((size_t)P * P * g->S);
-		if (!bseq)
-			goto out;
-		err = o2_block_search(g, P, nb, var, bseq);
-		if (err)
-			goto out;
+	return 0;
+}
+
+/* Move every block that hops in step st one link on, listing it for its link's message. */
+static int o2_hops(const struct o2 *g, struct o2_blocks *b, int st)
+{
+	const int P = b->P;
+
+	for (int o = 0; o < P; o++)
+		for (int t = 0; t < P; t++) {
+			size_t id = (size_t)o * P + t;
+			int hop = t == o ? 0 : b->bseq ? b->bseq[id * g->S + st] : g->seq[(size_t)b->var[id] * g->S + st];
+			struct tc_ap_vec *v;
+
+			if (!hop)
+				continue;
+			v = &b->bk[(size_t)b->pos[id] * 4 + hop - 1];
+			if (v->n == v->cap) {
+				uint32_t ncap = v->cap ? 2 * v->cap : 16;
+				struct tc_ap_item *q = realloc(v->v, (size_t)ncap * sizeof(*q));
+
+				if (!q)
+					return -ENOMEM;
+				v->v = q;
+				v->cap = ncap;
+			}
+			v->v[v->n].a = o;
+			v->v[v->n].b = t;
+			v->n++;
+			b->pos[id] = b->nb[(size_t)b->pos[id] * 4 + hop - 1];
+			if (b->pos[id] < 0)
+				return -EPROTO;
+		}
+	return 0;
+}
+
+/* One message per node and port that has blocks listed, and empty the lists. */
+static int o2_messages(struct tc_sched *s, struct o2_blocks *b)
+{
+	int err;
+
+	for (int n = 0; n < b->P; n++)
+		for (int port = 0; port < 4; port++) {
+			struct tc_ap_vec *v = &b->bk[(size_t)n * 4 + port];
+			int8_t route[TC_MAX_DIMS] = { 0 };
+
+			if (!v->n)
+				continue;
+			route[port / 2] = (port & 1) ? -1 : 1;
+			err = tc_sched_msg(s, n, b->nb[n * 4 + port], route);
+			if (err < 0)
+				return err;
+			for (uint32_t i = 0; i < v->n; i++) {
+				err = tc_sched_blk(s, v->v[i].a, v->v[i].b);
+				if (err)
+					return err;
+			}
+			v->n = 0;
+		}
+	return 0;
+}
+
+static int o2_run(struct o2 *g, struct tc_sched *s)
+{
+	struct o2_blocks b = { .P = g->sh->nodes };
+	const int P = b.P;
+	int err = o2_blocks_init(g, &b);
+
+	if (!err && (!g->wrapx || (g->c > 1 && !g->wrapy))) {
+		b.bseq = malloc((size_t)P * P * g->S);
+		err = b.bseq ? o2_block_search(g, P, b.nb, b.var, b.bseq) : -ENOMEM;
 	}
-	for (int st = 0; st < g->S; st++) {
+	for (int st = 0; st < g->S && !err; st++) {
 		err = tc_sched_step(s);
 		if (err < 0)
-			goto out;
-		for (int o = 0; o < P; o++)
-			for (int t = 0; t < P; t++) {
-				size_t id = (size_t)o * P + t;
-				int hop = t == o ? 0 : bseq ? bseq[id * g->S + st] : g->seq[(size_t)var[id] * g->S + st];
-				struct tc_ap_vec *v;
-
-				if (!hop)
-					continue;
-				v = &bk[(size_t)pos[id] * 4 + hop - 1];
-				if (v->n == v->cap) {
-					uint32_t ncap = v->cap ? 2 * v->cap : 16;
-					struct tc_ap_item *q = realloc(v->v, (size_t)ncap * sizeof(*q));
-
-					err = -ENOMEM;
-					if (!q)
-						goto out;
-					v->v = q;
-					v->cap = ncap;
-				}
-				v->v[v->n].a = o;
-				v->v[v->n].b = t;
-				v->n++;
-				pos[id] = nb[(size_t)pos[id] * 4 + hop - 1];
-				err = -EPROTO;
-				if (pos[id] < 0)
-					goto out;
-			}
-		for (int n = 0; n < P; n++)
-			for (int port = 0; port < 4; port++) {
-				struct tc_ap_vec *v = &bk[(size_t)n * 4 + port];
-				int8_t route[TC_MAX_DIMS] = { 0 };
-
-				if (!v->n)
-					continue;
-				route[port / 2] = (port & 1) ? -1 : 1;
-				err = tc_sched_msg(s, n, nb[n * 4 + port], route);
-				if (err < 0)
-					goto out;
-				for (uint32_t i = 0; i < v->n; i++) {
-					err = tc_sched_blk(s, v->v[i].a, v->v[i].b);
-					if (err)
-						goto out;
-				}
-				v->n = 0;
-			}
+			break;
+		err = o2_hops(g, &b, st);
+		if (!err)
+			err = o2_messages(s, &b);
 	}
-	err = 0;
-	for (size_t id = 0; id < (size_t)P * P; id++)
-		if (pos[id] != (int32_t)(id % P))
+	for (size_t id = 0; id < (size_t)P * P && !err; id++)
+		if (b.pos[id] != (int32_t)(id % P))
 			err = -EPROTO;
-out:
-	for (int i = 0; bk && i < P * 4; i++)
-		free(bk[i].v);
-	free(bk);
-	free(var);
-	free(pos);
-	free(nb);
-	free(coords);
-	free(bseq);
+	o2_blocks_free(&b);
 	return err;
 }
 

@@ -179,6 +179,54 @@ static const struct tc_algo *pad_base(const struct tc_shape *sh, struct tc_shape
 	return base;
 }
 
+/* Fill m (real and virt set): who hosts each virtual node, and which virtual node each real one plays. */
+static int pad_map_init(struct pad_map *m)
+{
+	const struct tc_shape *shape = m->real, *vsh = m->virt;
+
+	m->host = malloc((size_t)vsh->nodes * sizeof(*m->host));
+	m->real_of = malloc((size_t)vsh->nodes * sizeof(*m->real_of));
+	m->emb = malloc((size_t)shape->nodes * sizeof(*m->emb));
+	if (!m->host || !m->real_of || !m->emb)
+		return -ENOMEM;
+	for (int v = 0; v < vsh->nodes; v++) {
+		int c[TC_MAX_DIMS];
+
+		tc_shape_coords(vsh, v, c);
+		for (int d = 0; d < vsh->ndims; d++)
+			c[d] = host_coord(c[d], shape->dims[d], vsh->dims[d]);
+		m->host[v] = tc_shape_node(shape, c);
+		m->real_of[v] = -1;
+	}
+	for (int r = 0; r < shape->nodes; r++) {
+		int c[TC_MAX_DIMS];
+
+		tc_shape_coords(shape, r, c);
+		for (int d = 0; d < shape->ndims; d++)
+			c[d] = emb_coord(c[d], shape->dims[d], vsh->dims[d]);
+		m->emb[r] = tc_shape_node(vsh, c);
+		m->real_of[m->emb[r]] = r;
+	}
+	return 0;
+}
+
+static void pad_map_free(struct pad_map *m)
+{
+	free(m->host);
+	free(m->real_of);
+	free(m->emb);
+}
+
+/* The most virtual nodes one real node hosts: the product of ceil(V / n) over the dimensions. */
+static int pad_hosted(const struct pad_map *m)
+{
+	int hosted = 1;
+
+	for (int d = 0; d < m->real->ndims; d++)
+		hosted *= (m->virt->dims[d] + m->real->dims[d] - 1) / m->real->dims[d];
+	return hosted;
+}
+
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
 	struct tc_shape vsh;
@@ -186,7 +234,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	struct tc_sched *vs = NULL, *s = NULL;
 	struct pad_map m = { .real = shape, .virt = &vsh };
 	struct pad_ctx x = { .m = &m };
-	int err, hosted = 1;
+	int err;
 
 	if (shape->one_port) {
 		*why = "pad: all-port algorithm; the one-port family handles one-port shapes";
@@ -197,38 +245,14 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "pad: the padded shape is too large";
 		return -EOPNOTSUPP;
 	}
-
-	m.host = malloc((size_t)vsh.nodes * sizeof(*m.host));
-	m.real_of = malloc((size_t)vsh.nodes * sizeof(*m.real_of));
-	m.emb = malloc((size_t)shape->nodes * sizeof(*m.emb));
-	err = -ENOMEM;
-	if (!m.host || !m.real_of || !m.emb) {
+	err = pad_map_init(&m);
+	if (err) {
 		*why = "pad: out of memory";
 		goto out;
 	}
-	for (int v = 0; v < vsh.nodes; v++) {
-		int c[TC_MAX_DIMS];
-
-		tc_shape_coords(&vsh, v, c);
-		for (int d = 0; d < vsh.ndims; d++)
-			c[d] = host_coord(c[d], shape->dims[d], vsh.dims[d]);
-		m.host[v] = tc_shape_node(shape, c);
-		m.real_of[v] = -1;
-	}
-	for (int r = 0; r < shape->nodes; r++) {
-		int c[TC_MAX_DIMS];
-
-		tc_shape_coords(shape, r, c);
-		for (int d = 0; d < shape->ndims; d++)
-			c[d] = emb_coord(c[d], shape->dims[d], vsh.dims[d]);
-		m.emb[r] = tc_shape_node(&vsh, c);
-		m.real_of[m.emb[r]] = r;
-	}
-	for (int d = 0; d < shape->ndims; d++)
-		hosted *= (vsh.dims[d] + shape->dims[d] - 1) / shape->dims[d];
-
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "pad", "000 Sec. VI (imaginary nodes) over AR/AT2 (000 Sec. III-IV)", 0);
 	if (!s) {
+		err = -ENOMEM;
 		*why = "pad: out of memory";
 		goto out;
 	}
@@ -248,15 +272,13 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		goto out;
 	}
 	/* Each real node rearranges for every virtual node it plays. */
-	s->rearranged_blocks = vs->rearranged_blocks * hosted;
+	s->rearranged_blocks = vs->rearranged_blocks * pad_hosted(&m);
 	err = tc_sched_done(s, 0, &s, why, "pad: internal error finishing the padded schedule");
 	if (err)
 		s = NULL;
 out:
 	free(x.pm);
-	free(m.host);
-	free(m.real_of);
-	free(m.emb);
+	pad_map_free(&m);
 	tc_sched_free(vs);
 	if (!err)
 		*out = s;

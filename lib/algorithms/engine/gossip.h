@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Time-independent gossip on (partial) Hamiltonian cycles
- * (002_9f9f7262e49e6508.txt): the engine shared by gossip-ham2
- * (allgather_gossip_ham2.c, which defines it) and gossip-ham1
- * (allgather_gossip_ham1.c).
+ * Time-independent gossip on (partial) Hamiltonian cycles (Meyer and
+ * Sibeyn, "Gossiping Large Packets on Full-Port Tori", Sections 2 and 3):
+ * the engine (engine/gossip.c) shared by gossip-ham2 (allgather/gossip_ham2.c)
+ * and gossip-ham1 (allgather/gossip_ham1.c, allgather/gossip_ham1_kd.c).
  *
  * An algorithm gives a per-node rule: a packet entering node through port
  * in_port leaves through rule(node, in_port), or the port is not on a cycle
@@ -63,7 +63,7 @@ struct tc_gossip_info {
 int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_sched **out,
 		      const char **why, struct tc_gossip_info *info);
 
-/* gossip-ham1 on a d-D torus, d >= 3 (allgather_gossip_ham1_kd.c); the
+/* gossip-ham1 on a d-D torus, d >= 3 (allgather/gossip_ham1_kd.c); the
  * caller has checked the shape is an all-port torus with sides >= 3. */
 int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why);
 /* The same with the engine's report (tests). */
@@ -77,12 +77,14 @@ int __tc_gossip_ham1_3d_walk(const struct tc_shape *shape, const int *perm, int 
 			     const char **why, struct tc_gossip_info *info);
 
 /* gossip-ham1's last resort on a 2D torus where its partial cycles do not
- * close (both sides odd, e.g. 5 x 15): one packet per PU on gossip-ham2's two
- * full Hamiltonian cycles (square-swap decomposition), PU (i, j) injecting
- * into cycle (i + j) & 1. About N/2 steps, not Theorem 2's N/4 + n1/2 + 1. */
+ * close (both sides odd, e.g. 5 x 15; allgather/gossip_ham1.c): one packet per
+ * PU on the two full Hamiltonian cycles of engine/ham_decomp.h (the ones
+ * gossip-ham2 uses), PU (i, j) injecting into cycle (i + j) & 1. About N/2
+ * steps, not Theorem 2's N/4 + n1/2 + 1. */
 int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched **out, const char **why);
 
-/* gossip-ham2 with the paper's partial cycles for one odd side (tests). */
+/* gossip-ham2 with the paper's partial cycles for one odd side (tests;
+ * allgather/gossip_ham2.c). */
 int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out, const char **why);
 
 #endif /* TC_ALLGATHER_GOSSIP_H */

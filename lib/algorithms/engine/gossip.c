@@ -1,0 +1,1006 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The time-independent gossip engine (engine/gossip.h has the spec): Meyer
+ * and Sibeyn, "Gossiping Large Packets on Full-Port Tori" (Sections 2 and
+ * 3), run as a simulation. An algorithm gives a per-node rule that pairs
+ * in-ports with out-ports; the engine checks and caches the rule, traces the
+ * cycles it makes, injects every packet into its cycle (handing it to a
+ * neighbour when its origin is off that cycle), binds the PUs a cycle misses
+ * to relay segments or to one or two one-hop feeders and chooses which
+ * feeder passes which packet (forward/backward switching), then runs the
+ * rules step by step and turns the recorded sends into schedule steps.
+ * gossip-ham2 and gossip-ham1 (2D, 3D and d-D) build on it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/engine/gossip.h"
+
+#define TC_GOSSIP_MAX_CYCLES (2 * TC_MAX_DIMS)
+
+enum { EV_CYC, EV_FEED, EV_HAND };
+
+struct g_ev {
+	int32_t node, port, item, hops;
+	int8_t type, cyc;
+	uint32_t ready; /* the step it became sendable */
+};
+
+struct g_send {
+	uint32_t step;
+	int32_t src, port, item;
+};
+
+struct g_feed {
+	int cyc, feeder, port, target;
+};
+
+struct g_state {
+	const struct tc_shape *sh;
+	const struct tc_gossip_spec *spec;
+	int n, np, ncyc, nitems;
+	int *pair;			  /* n*np: the rule, cached */
+	int *nb;			  /* n*np: the neighbour behind each port, cached */
+	int *pos;			  /* ncyc*n: position on cycle or -1 */
+	int *cnode[TC_GOSSIP_MAX_CYCLES]; /* per cycle: nodes in order */
+	int *cfwd[TC_GOSSIP_MAX_CYCLES];  /* per cycle: forward out port */
+	int *cbwd[TC_GOSSIP_MAX_CYCLES];  /* per cycle: backward out port */
+	int clen[TC_GOSSIP_MAX_CYCLES];
+	unsigned char *used;		  /* n*np: directed link used by a cycle or a feed */
+	int *item_cyc, *item_at, *item_t0, *item_port; /* injection; port: handoff port */
+	struct g_feed *feeds;
+	int nfeeds;
+	int *relay;			  /* n*np: out port for a feed arriving on this in-port, or -1 */
+	unsigned char *covered;		  /* ncyc*n: (cycle, node) fed by a relay segment */
+	unsigned char *pass;		  /* nfeeds*nitems: 0 no, 1 pass it, 2 pass it one step after it arrives */
+	int *feed_first;		  /* n+1, feeds sorted by feeder */
+	struct g_send *sends;
+	size_t nsends, capsends;
+	uint64_t *recv;			  /* n*nitems bits: node received item (g_run) */
+	int twice;			  /* some node received some item twice */
+};
+
+static int g_push_send(struct g_state *g, uint32_t step, int src, int port, int item)
+{
+	if (g->nsends == g->capsends) {
+		size_t ncap = g->capsends ? 2 * g->capsends : 4096;
+		struct g_send *t = realloc(g->sends, ncap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		g->sends = t;
+		g->capsends = ncap;
+	}
+	g->sends[g->nsends].step = step;
+	g->sends[g->nsends].src = src;
+	g->sends[g->nsends].port = port;
+	g->sends[g->nsends].item = item;
+	g->nsends++;
+	return 0;
+}
+
+/* Cache and check the rule: an involution on ports, only toward neighbours. */
+static int g_rules(struct g_state *g, const char **why)
+{
+	for (int u = 0; u < g->n; u++) {
+		for (int p = 0; p < g->np; p++) {
+			int q = g->spec->rule(g->spec->ctx, u, p);
+
+			if (q < -1 || q >= g->np || q == p) {
+				*why = "gossip: the rule maps a port outside the node's ports";
+				return -EINVAL;
+			}
+			g->pair[u * g->np + p] = q;
+		}
+	}
+	for (int u = 0; u < g->n; u++) {
+		for (int p = 0; p < g->np; p++) {
+			int q = g->pair[u * g->np + p];
+
+			if (q < 0)
+				continue;
+			if (g->pair[u * g->np + q] != p) {
+				*why = "gossip: the rule is not symmetric (in -> out but not out -> in)";
+				return -EINVAL;
+			}
+			if (tc_shape_neighbor(g->sh, u, q) < 0) {
+				*why = "gossip: the rule leaves the shape";
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Follow the rule from every unvisited pair of ports: the cycles. */
+static int g_trace(struct g_state *g, const char **why)
+{
+	unsigned char *seen = calloc((size_t)g->n * g->np, 1);
+	int err = 0;
+
+	if (!seen)
+		return -ENOMEM;
+	g->ncyc = 0;
+	for (int u0 = 0; u0 < g->n && !err; u0++) {
+		for (int p0 = 0; p0 < g->np && !err; p0++) {
+			int c = g->ncyc, len = 0, u = u0, in = p0;
+
+			if (g->pair[u0 * g->np + p0] < 0 || seen[u0 * g->np + p0])
+				continue;
+			if (c == TC_GOSSIP_MAX_CYCLES || c >= g->spec->want_cycles) {
+				*why = "gossip: the rules make more cycles than the construction has on this shape";
+				err = -EOPNOTSUPP;
+				break;
+			}
+			g->cnode[c] = malloc(g->n * sizeof(int));
+			g->cfwd[c] = malloc(g->n * sizeof(int));
+			g->cbwd[c] = malloc(g->n * sizeof(int));
+			if (!g->cnode[c] || !g->cfwd[c] || !g->cbwd[c]) {
+				err = -ENOMEM;
+				break;
+			}
+			g->ncyc++;
+			do {
+				int outp = g->pair[u * g->np + in];
+
+				if (g->pos[c * g->n + u] >= 0 || len == g->n) {
+					*why = "gossip: a cycle of the rules visits a node twice on this shape";
+					err = -EOPNOTSUPP;
+					break;
+				}
+				seen[u * g->np + in] = 1;
+				seen[u * g->np + outp] = 1;
+				g->pos[c * g->n + u] = len;
+				g->cnode[c][len] = u;
+				g->cfwd[c][len] = outp;
+				g->cbwd[c][len] = in;
+				g->used[u * g->np + outp] = 1;
+				g->used[u * g->np + in] = 1;
+				len++;
+				u = tc_shape_neighbor(g->sh, u, outp);
+				in = outp ^ 1;
+			} while (u != u0 || in != p0);
+			g->clen[c] = len;
+		}
+	}
+	free(seen);
+	if (!err && g->ncyc != g->spec->want_cycles) {
+		*why = "gossip: the rules make fewer cycles than the construction has on this shape";
+		err = -EOPNOTSUPP;
+	}
+	return err;
+}
+
+static int g_half_fwd(int m)
+{
+	return m / 2;
+}
+
+/* Time (steps after the start) at which the cycle copies of item pass node u on its cycle. */
+static int g_arrival(const struct g_state *g, int item, int u)
+{
+	int c = g->item_cyc[item], m = g->clen[c];
+	int i = g->pos[c * g->n + g->item_at[item]], j = g->pos[c * g->n + u];
+	int k = ((j - i) % m + m) % m;
+
+	return g->item_t0[item] + (k <= g_half_fwd(m) ? k : m - k);
+}
+
+/* Where every packet enters a cycle; a packet whose origin is off its cycle is handed to a neighbour on it. */
+static int g_inject(struct g_state *g, struct tc_gossip_info *info, const char **why)
+{
+	const int npk = g->spec->npackets;
+
+	for (int o = 0; o < g->n; o++) {
+		for (int p = 0; p < npk; p++) {
+			int it = o * npk + p, c = -1, best = -1;
+
+			if (npk > 1) {
+				c = p;
+			} else {
+				int q = g->spec->inject ? g->spec->inject(g->spec->ctx, o) : -1;
+
+				/* the cycle leaving o through port q, else the first through o */
+				for (int k = 0; k < g->ncyc && c < 0 && q >= 0; k++)
+					if (g->pos[k * g->n + o] >= 0 &&
+					    (g->cfwd[k][g->pos[k * g->n + o]] == q || g->cbwd[k][g->pos[k * g->n + o]] == q))
+						c = k;
+				for (int k = 0; k < g->ncyc && c < 0; k++)
+					if (g->pos[k * g->n + o] >= 0)
+						c = k;
+				if (c < 0)
+					c = 0;
+			}
+			g->item_cyc[it] = c;
+			g->item_at[it] = o;
+			g->item_t0[it] = 0;
+			g->item_port[it] = -1;
+			if (g->pos[c * g->n + o] >= 0)
+				continue;
+			/* hand it to a neighbour on cycle c, on a free link if there is one */
+			for (int q = 0; q < g->np; q++) {
+				int v = tc_shape_neighbor(g->sh, o, q);
+
+				if (v < 0 || g->pos[c * g->n + v] < 0)
+					continue;
+				if (best < 0 || (!g->used[o * g->np + q] && g->used[o * g->np + best]))
+					best = q;
+			}
+			if (best < 0) {
+				*why = "gossip: an origin is neither on nor next to a cycle";
+				return -EOPNOTSUPP;
+			}
+			g->item_at[it] = tc_shape_neighbor(g->sh, o, best);
+			g->item_t0[it] = 1;
+			g->item_port[it] = best;
+			if (info)
+				info->handoffs++;
+		}
+	}
+	return 0;
+}
+
+/* Kuhn's augmenting path over (feeder, time) slots of capacity one. */
+static int g_augment(int item, const int *opt, int nopt, int *slot_item, int *item_slot, unsigned char *vis)
+{
+	for (int k = 0; k < nopt; k++) {
+		int s = opt[item * nopt + k];
+
+		if (s < 0 || vis[s])
+			continue;
+		vis[s] = 1;
+		if (slot_item[s] < 0 || g_augment(slot_item[s], opt, nopt, slot_item, item_slot, vis)) {
+			slot_item[s] = item;
+			item_slot[item] = s;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Scratch for placing packets on feeding slots: slot e * (tmax + 1) + t is
+ * the link of feeder (or segment end) e in step t, of capacity one.
+ */
+struct g_match {
+	int *items;	/* the packets to place */
+	int *opt;	/* nopt candidate slots per packet, -1 for none */
+	int *item_slot; /* the slot a packet got, or -1 */
+	int *slot_item; /* 2 * (tmax + 1): the packet a slot holds, or -1 */
+	unsigned char *vis;
+	int tmax;
+};
+
+static int g_match_init(struct g_match *mt, const struct g_state *g)
+{
+	const int nit = g->nitems;
+
+	mt->tmax = 2;
+	for (int c = 0; c < g->ncyc; c++)
+		if (g->clen[c] / 2 + 2 > mt->tmax)
+			mt->tmax = g->clen[c] / 2 + 2;
+	mt->items = malloc(nit * sizeof(int));
+	mt->opt = malloc(4 * nit * sizeof(int));
+	mt->item_slot = malloc(nit * sizeof(int));
+	mt->slot_item = malloc(2 * (mt->tmax + 1) * sizeof(int));
+	mt->vis = malloc(2 * (mt->tmax + 1));
+	if (!mt->items || !mt->opt || !mt->item_slot || !mt->slot_item || !mt->vis)
+		return -ENOMEM;
+	return 0;
+}
+
+static void g_match_free(struct g_match *mt)
+{
+	free(mt->items);
+	free(mt->opt);
+	free(mt->item_slot);
+	free(mt->slot_item);
+	free(mt->vis);
+}
+
+/* Match the first ni packets to slots (nopt options each); 1 if every one got a slot. */
+static int g_match_all(struct g_match *mt, int ni, int nopt)
+{
+	int all = 1;
+
+	for (int s = 0; s < 2 * (mt->tmax + 1); s++)
+		mt->slot_item[s] = -1;
+	for (int x = 0; x < ni; x++) {
+		mt->item_slot[x] = -1;
+		memset(mt->vis, 0, 2 * (mt->tmax + 1));
+		all &= g_augment(x, mt->opt, nopt, mt->slot_item, mt->item_slot, mt->vis);
+	}
+	return all;
+}
+
+/* The packets of cycle c whose origin is not skip (-1: all of them) into items; their number. */
+static int g_cycle_items(const struct g_state *g, int c, int skip, int *items)
+{
+	int ni = 0;
+
+	for (int it = 0; it < g->nitems; it++)
+		if (g->item_cyc[it] == c && it / g->spec->npackets != skip)
+			items[ni++] = it;
+	return ni;
+}
+
+/* Check a segment N_0..N_m and find its ports: pt[i] leads from N_i to N_i+1. */
+static int g_seg_ports(const struct g_state *g, const int *nd, int m, int *pt, const char **why)
+{
+	for (int i = 0; i <= m; i++) {
+		if (nd[i] < 0 || nd[i] >= g->n) {
+			*why = "gossip: a relay segment names a node outside the shape";
+			return -EINVAL;
+		}
+	}
+	for (int i = 0; i < m; i++) {
+		pt[i] = -1;
+		for (int q = 0; q < g->np && pt[i] < 0; q++)
+			if (tc_shape_neighbor(g->sh, nd[i], q) == nd[i + 1])
+				pt[i] = q;
+		if (pt[i] < 0) {
+			*why = "gossip: a relay segment joins two nodes that are not neighbours";
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The first cycle through both ends of a segment and none of its inner PUs (nor an earlier segment's), or -1. */
+static int g_seg_cycle(const struct g_state *g, const int *nd, int m)
+{
+	const int n = g->n;
+
+	for (int cc = 0; cc < g->ncyc; cc++) {
+		int ok = g->pos[cc * n + nd[0]] >= 0 && g->pos[cc * n + nd[m]] >= 0;
+
+		for (int i = 1; i < m && ok; i++)
+			ok = g->pos[cc * n + nd[i]] < 0 && !g->covered[cc * n + nd[i]];
+		if (ok)
+			return cc;
+	}
+	return -1;
+}
+
+/* Claim a segment's links for cycle c, fill its relay table and add a feed at each end. */
+static int g_seg_bind(struct g_state *g, const int *nd, int m, const int *pt, int c, const char **why)
+{
+	const int np = g->np;
+
+	/* forward stream N_i -> N_i+1 (i < m-1), backward N_i+1 -> N_i (i >= 1) */
+	for (int i = 0; i < m - 1; i++) {
+		int a = nd[i] * np + pt[i], b = nd[i + 2] * np + (pt[i + 1] ^ 1);
+
+		if (g->used[a] || g->used[b]) {
+			*why = "gossip: a relay segment uses a link a cycle or another segment uses";
+			return -EOPNOTSUPP;
+		}
+		g->used[a] = g->used[b] = 1;
+	}
+	for (int i = 1; i < m; i++) {
+		if (i < m - 1)
+			g->relay[nd[i] * np + (pt[i - 1] ^ 1)] = pt[i];
+		if (i > 1)
+			g->relay[nd[i] * np + pt[i]] = pt[i - 1] ^ 1;
+		g->covered[c * g->n + nd[i]] = 1;
+	}
+	g->feeds[g->nfeeds++] = (struct g_feed){ c, nd[0], pt[0], nd[1] };
+	g->feeds[g->nfeeds++] = (struct g_feed){ c, nd[m], pt[m - 1] ^ 1, nd[m - 1] };
+	return 0;
+}
+
+/*
+ * The smallest deadline from base on by which the ni packets of a segment of
+ * m links (end feeds f0, f0 + 1) all reach its far inner PU, each end's link
+ * carrying one packet per step; mt holds the last matching tried.
+ */
+static int g_seg_deadline(const struct g_state *g, struct g_match *mt, int f0, int m, int ni, int base)
+{
+	const int tmax = mt->tmax;
+	int dl;
+
+	for (dl = base;; dl++) {
+		/* options: end 0, end 1 at arrival; then the same one step later */
+		for (int x = 0; x < ni; x++) {
+			for (int o = 0; o < 4; o++) {
+				int e = o & 1, t = g_arrival(g, mt->items[x], g->feeds[f0 + e].feeder) + (o >> 1);
+
+				mt->opt[4 * x + o] = t + m - 1 <= dl && t <= tmax ? e * (tmax + 1) + t : -1;
+			}
+		}
+		if (g_match_all(mt, ni, 4) || dl >= tmax + m)
+			break;
+	}
+	return dl;
+}
+
+/* Which end of a segment (N_0, N_m; feeds f0, f0 + 1) passes each packet, and whether it holds it first. */
+static void g_seg_pass(struct g_state *g, const struct g_match *mt, int f0, const int *nd, int m, int ni)
+{
+	const int tmax = mt->tmax;
+
+	for (int x = 0; x < ni; x++) {
+		int e, held = 0, it = mt->items[x];
+
+		if (mt->item_slot[x] >= 0) {
+			e = mt->item_slot[x] / (tmax + 1);
+			held = mt->item_slot[x] % (tmax + 1) > g_arrival(g, it, g->feeds[f0 + e].feeder);
+		} else { /* no free slot: the end it reaches first passes it, and it queues */
+			e = g_arrival(g, it, nd[m]) < g_arrival(g, it, nd[0]);
+		}
+		g->pass[(size_t)(f0 + e) * g->nitems + it] = 1 + held;
+	}
+}
+
+/*
+ * Relay segments (spec->seg): check them, mark their links, fill the relay
+ * table and add a feed at each end. Then choose which end passes which
+ * packet, and whether it holds it one step first: each end's first link
+ * (hence every link of the segment, a shifted copy) carries at most one
+ * packet per step, every inner PU gets each packet once, and the inner PU
+ * farthest from the passing end has it by a deadline dl; dl starts at the
+ * longest cycle's half plus one and grows until every packet is placed.
+ * (Without the hold, the two packets that pass an end in the same step from
+ * both sides can leave too few slots near the deadline: 8x4x4x4 then needs
+ * one step more.)
+ */
+static int g_segments(struct g_state *g, struct g_match *mt, struct tc_gossip_info *info, const char **why)
+{
+	const int *sg = g->spec->seg;
+	int base = 0;
+
+	for (int c = 0; c < g->ncyc; c++)
+		if (g->clen[c] / 2 + 1 > base)
+			base = g->clen[c] / 2 + 1;
+	for (int k = 0, off = 0; k < g->spec->nseg; k++) {
+		const int *nd = sg + off + 1;
+		int m = sg[off], c, pt[4 * TC_MAX_DIMS], ni, f0 = g->nfeeds, dl, err;
+
+		if (m < 2 || m > 4 * TC_MAX_DIMS) {
+			*why = "gossip: a relay segment must have 2 to 24 links";
+			return -EINVAL;
+		}
+		off += m + 2;
+		err = g_seg_ports(g, nd, m, pt, why);
+		if (err)
+			return err;
+		c = g_seg_cycle(g, nd, m);
+		if (c < 0) {
+			*why = "gossip: a relay segment does not join two PUs of a cycle through PUs off it";
+			return -EOPNOTSUPP;
+		}
+		err = g_seg_bind(g, nd, m, pt, c, why);
+		if (err)
+			return err;
+		ni = g_cycle_items(g, c, -1, mt->items);
+		dl = g_seg_deadline(g, mt, f0, m, ni, base);
+		g_seg_pass(g, mt, f0, nd, m, ni);
+		if (info) {
+			info->segments++;
+			if (dl - base > info->seg_extra)
+				info->seg_extra = dl - base;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Which of the nf feeders (feeds f0..) passes each of the ni packets: each
+ * packet once, each feeding link at most one packet per step.
+ */
+static void g_feed_pass(struct g_state *g, struct g_match *mt, int f0, int nf, int ni)
+{
+	const int tmax = mt->tmax;
+
+	for (int x = 0; x < ni; x++)
+		for (int k = 0; k < 2; k++)
+			mt->opt[2 * x + k] = k < nf ? k * (tmax + 1) + g_arrival(g, mt->items[x], g->feeds[f0 + k].feeder)
+						    : -1;
+	g_match_all(mt, ni, 2);
+	for (int x = 0; x < ni; x++) {
+		int k;
+
+		if (mt->item_slot[x] >= 0) {
+			k = mt->item_slot[x] / (tmax + 1);
+		} else {
+			/* no free slot: the earlier feeder passes it in a combined message */
+			k = nf > 1 && mt->opt[2 * x + 1] - (tmax + 1) < mt->opt[2 * x] ? 1 : 0;
+		}
+		g->pass[(size_t)(f0 + k) * g->nitems + mt->items[x]] = 1;
+	}
+}
+
+/*
+ * PU t if it is out of cycle c and on no segment of it: bind up to two
+ * on-cycle neighbours whose links to t are free as its feeders, and choose
+ * which passes which packet.
+ */
+static int g_feed_ooc(struct g_state *g, struct g_match *mt, struct tc_gossip_info *info, int c, int t,
+		      const char **why)
+{
+	int fq[2], nf = 0, ni, f0;
+
+	if (g->pos[c * g->n + t] >= 0 || g->covered[c * g->n + t])
+		return 0;
+	for (int q = 0; q < g->np && nf < 2; q++) {
+		int u = tc_shape_neighbor(g->sh, t, q);
+
+		if (u < 0 || g->pos[c * g->n + u] < 0 || g->used[u * g->np + (q ^ 1)])
+			continue;
+		fq[nf++] = q;
+		g->used[u * g->np + (q ^ 1)] = 1;
+	}
+	if (!nf) {
+		*why = "gossip: an out-of-cycle PU has no free link from its cycle";
+		return -EOPNOTSUPP;
+	}
+	if (info)
+		info->ooc_nodes++;
+	f0 = g->nfeeds;
+	for (int k = 0; k < nf; k++) {
+		g->feeds[g->nfeeds].cyc = c;
+		g->feeds[g->nfeeds].feeder = tc_shape_neighbor(g->sh, t, fq[k]);
+		g->feeds[g->nfeeds].port = fq[k] ^ 1;
+		g->feeds[g->nfeeds].target = t;
+		g->nfeeds++;
+	}
+	ni = g_cycle_items(g, c, t, mt->items);
+	g_feed_pass(g, mt, f0, nf, ni);
+	return 0;
+}
+
+/* Sort the feeds (and their pass rows) by feeder; feed_first indexes them. */
+static int g_index_feeds(struct g_state *g)
+{
+	const int nit = g->nitems;
+	struct g_feed *sorted = malloc((g->nfeeds ? g->nfeeds : 1) * sizeof(*sorted));
+	unsigned char *psorted = malloc((size_t)(g->nfeeds ? g->nfeeds : 1) * nit);
+	int k = 0;
+
+	if (!sorted || !psorted) {
+		free(sorted);
+		free(psorted);
+		return -ENOMEM;
+	}
+	for (int u = 0; u < g->n; u++) {
+		g->feed_first[u] = k;
+		for (int f = 0; f < g->nfeeds; f++) {
+			if (g->feeds[f].feeder != u)
+				continue;
+			sorted[k] = g->feeds[f];
+			memcpy(psorted + (size_t)k * nit, g->pass + (size_t)f * nit, nit);
+			k++;
+		}
+	}
+	g->feed_first[g->n] = k;
+	free(g->feeds);
+	free(g->pass);
+	g->feeds = sorted;
+	g->pass = psorted;
+	return 0;
+}
+
+/*
+ * Bind every out-of-cycle PU to (up to) two on-cycle neighbours with free
+ * links, and decide which feeder passes which packet: each packet once, each
+ * feeding link at most one packet per step when two feeders exist. Relay
+ * segments, if the construction gives any, are bound first.
+ */
+static int g_feeds(struct g_state *g, struct tc_gossip_info *info, const char **why)
+{
+	int maxf = 2 * g->n * g->ncyc + 2 * g->spec->nseg;
+	struct g_match mt;
+	int err;
+
+	g->feeds = calloc(maxf ? maxf : 1, sizeof(*g->feeds));
+	g->pass = calloc((size_t)(maxf ? maxf : 1) * g->nitems, 1);
+	err = g_match_init(&mt, g);
+	if (!err && (!g->feeds || !g->pass))
+		err = -ENOMEM;
+	if (!err)
+		err = g_segments(g, &mt, info, why);
+	for (int c = 0; c < g->ncyc && !err; c++)
+		for (int t = 0; t < g->n && !err; t++)
+			err = g_feed_ooc(g, &mt, info, c, t, why);
+	if (!err)
+		err = g_index_feeds(g);
+	g_match_free(&mt);
+	return err;
+}
+
+/* Events waiting to be sent. */
+struct g_evq {
+	struct g_ev *v;
+	size_t n, cap;
+};
+
+static int g_evpush(struct g_evq *q, struct g_ev e)
+{
+	if (q->n == q->cap) {
+		size_t ncap = q->cap ? 2 * q->cap : 1024;
+		struct g_ev *t = realloc(q->v, ncap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		q->v = t;
+		q->cap = ncap;
+	}
+	q->v[q->n++] = e;
+	return 0;
+}
+
+/* What node v does with item it holds from time 'now': cycle sends and feeds at step now+1. */
+static int g_emit(struct g_state *g, struct g_evq *nx, int v, int it, int c, int hops, int outp, int inject,
+		  uint32_t now)
+{
+	int err = 0;
+
+	if (inject) {
+		int pv = g->pos[c * g->n + v], m = g->clen[c];
+		int f = g_half_fwd(m), b = m - 1 - f;
+
+		if (f > 0)
+			err = g_evpush(nx, (struct g_ev){ v, g->cfwd[c][pv], it, f - 1, EV_CYC, (int8_t)c, now });
+		if (!err && b > 0)
+			err = g_evpush(nx, (struct g_ev){ v, g->cbwd[c][pv], it, b - 1, EV_CYC, (int8_t)c, now });
+	} else if (outp >= 0) {
+		err = g_evpush(nx, (struct g_ev){ v, outp, it, hops - 1, EV_CYC, (int8_t)c, now });
+	}
+	for (int f = g->feed_first[v]; f < g->feed_first[v + 1] && !err; f++) {
+		int ps = g->pass[(size_t)f * g->nitems + it];
+
+		if (g->feeds[f].cyc == c && ps) /* ps = 2: held one step */
+			err = g_evpush(nx, (struct g_ev){ v, g->feeds[f].port, it, 0, EV_FEED, (int8_t)c, now + (ps - 1) });
+	}
+	return err;
+}
+
+/* Step 0: every packet enters its cycle at its origin, or is handed to a neighbour on it. */
+static int g_start(struct g_state *g, struct g_evq *pend)
+{
+	int err = 0;
+
+	for (int it = 0; it < g->nitems && !err; it++) {
+		int c = g->item_cyc[it];
+
+		if (g->item_t0[it])
+			err = g_evpush(pend, (struct g_ev){ it / g->spec->npackets, g->item_port[it], it, 0, EV_HAND,
+							    (int8_t)c, 0 });
+		else
+			err = g_emit(g, pend, g->item_at[it], it, c, 0, -1, 1, 0);
+	}
+	return err;
+}
+
+/* best[l]: the pending event link l sends in step (the oldest sendable, cycle traffic first), or -1. */
+static void g_pick(const struct g_state *g, const struct g_evq *pend, long *best, uint32_t step)
+{
+	for (int l = 0; l < g->n * g->np; l++)
+		best[l] = -1;
+	for (size_t i = 0; i < pend->n; i++) {
+		const struct g_ev *e = &pend->v[i];
+		int l = e->node * g->np + e->port;
+		const struct g_ev *b = best[l] >= 0 ? &pend->v[best[l]] : NULL;
+
+		if (e->ready >= step) /* held: not sendable before step index ready */
+			continue;
+		if (!b || e->ready < b->ready || (e->ready == b->ready && e->type < b->type))
+			best[l] = (long)i;
+	}
+}
+
+/* Event e reached v in step: mark the receipt, then what v does with the packet next. */
+static int g_arrive(struct g_state *g, struct g_evq *nx, const struct g_ev *e, int v, uint32_t step)
+{
+	size_t b = (size_t)v * g->nitems + e->item;
+
+	if (g->recv[b / 64] & (1ull << (b % 64)))
+		g->twice = 1;
+	g->recv[b / 64] |= 1ull << (b % 64);
+	if (e->type == EV_FEED) {
+		int r = g->relay[v * g->np + (e->port ^ 1)];
+
+		if (r >= 0) /* a relay segment: pass it on */
+			return g_evpush(nx, (struct g_ev){ v, r, e->item, 0, EV_FEED, e->cyc, step });
+		return 0;
+	}
+	if (e->type == EV_HAND)
+		return g_emit(g, nx, v, e->item, e->cyc, 0, -1, 1, step);
+	return g_emit(g, nx, v, e->item, e->cyc, e->hops, e->hops > 0 ? g->pair[v * g->np + (e->port ^ 1)] : -1, 0,
+		      step);
+}
+
+/* Send what best[] picked in step (recorded, and its arrival into nx); the rest stays in pend. */
+static int g_send_step(struct g_state *g, struct g_evq *pend, struct g_evq *nx, const long *best, uint32_t step)
+{
+	size_t keep = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < pend->n && !err; i++) {
+		struct g_ev e = pend->v[i];
+		int v = g->nb[e.node * g->np + e.port];
+
+		if (best[e.node * g->np + e.port] != (long)i) {
+			pend->v[keep++] = e;	/* waits for its link */
+			continue;
+		}
+		err = g_push_send(g, step - 1, e.node, e.port, e.item);
+		if (err)
+			break;
+		err = g_arrive(g, nx, &e, v, step);
+	}
+	pend->n = keep;
+	return err;
+}
+
+/*
+ * Run the rules step by step; every send is recorded. A directed link sends
+ * one packet per step: when two want the same link in a step (only where an
+ * out-of-cycle origin hands its packet on), the later one waits in the
+ * link's queue (oldest first, cycle traffic before feeds).
+ * g->recv: one bit per (node, item), set when the node receives the item; a
+ * second receipt sets g->twice (bits, not counters: 8x less memory to touch).
+ */
+static int g_run(struct g_state *g)
+{
+	struct g_evq pend = { 0 }, nx = { 0 };
+	long *best = malloc(g->n * g->np * sizeof(long));
+	uint32_t step = 0;
+	int err = 0;
+
+	if (!best)
+		return -ENOMEM;
+	err = g_start(g, &pend);
+	while (pend.n && !err) {
+		step++;
+		nx.n = 0;
+		g_pick(g, &pend, best, step);
+		err = g_send_step(g, &pend, &nx, best, step);
+		for (size_t i = 0; i < nx.n && !err; i++)
+			err = g_evpush(&pend, nx.v[i]);
+		if (step > (uint32_t)(4 * g->n + 8)) {
+			err = -ELOOP;
+			break;
+		}
+	}
+	free(pend.v);
+	free(nx.v);
+	free(best);
+	return err;
+}
+
+/*
+ * Order the sends by (step, src, port, item). g_run records them step by
+ * step, so each step's sends are sorted on their own: counted into buckets
+ * by directed link (src * np + port), then by item inside a bucket (one or
+ * two sends as a rule).
+ */
+static int g_sort_sends(struct g_state *g)
+{
+	const int nl = g->n * g->np;
+	size_t most = 1;
+	int *at = malloc((nl + 1) * sizeof(int));
+	struct g_send *tmp;
+
+	for (size_t i = 0, j; i < g->nsends; i = j) {
+		for (j = i + 1; j < g->nsends && g->sends[j].step == g->sends[i].step; j++)
+			;
+		if (j - i > most)
+			most = j - i;
+	}
+	tmp = malloc(most * sizeof(*tmp));
+	if (!at || !tmp) {
+		free(at);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (size_t i = 0, j; i < g->nsends; i = j) {
+		for (j = i + 1; j < g->nsends && g->sends[j].step == g->sends[i].step; j++)
+			;
+		memset(at, 0, (nl + 1) * sizeof(int));
+		for (size_t k = i; k < j; k++)
+			at[g->sends[k].src * g->np + g->sends[k].port + 1]++;
+		for (int l = 0; l < nl; l++)
+			at[l + 1] += at[l];
+		for (size_t k = i; k < j; k++) {
+			const struct g_send *e = &g->sends[k];
+
+			tmp[at[e->src * g->np + e->port]++] = *e;
+		}
+		/* by item inside a bucket (insertion: buckets hold one or two) */
+		for (size_t k = 1; k < j - i; k++) {
+			struct g_send v = tmp[k], *t = tmp + k;
+
+			while (t > tmp && t[-1].src == v.src && t[-1].port == v.port && t[-1].item > v.item) {
+				t[0] = t[-1];
+				t--;
+			}
+			*t = v;
+		}
+		memcpy(g->sends + i, tmp, (j - i) * sizeof(*tmp));
+	}
+	free(at);
+	free(tmp);
+	return 0;
+}
+
+static int g_emit_sched(struct g_state *g, struct tc_sched *s, struct tc_gossip_info *info)
+{
+	const int npk = g->spec->npackets;
+	uint32_t st = 0;
+	int err = 0, inmsg = 0;
+
+	err = g_sort_sends(g);
+	if (err)
+		return err;
+	for (size_t i = 0; i < g->nsends; i++) {
+		const struct g_send *e = &g->sends[i];
+
+		while (st <= e->step) {
+			err = tc_sched_step(s);
+			if (err < 0)
+				return err;
+			st++;
+		}
+		if (!i || e->step != e[-1].step || e->src != e[-1].src || e->port != e[-1].port) {
+			int8_t route[TC_MAX_DIMS] = { 0 };
+
+			route[e->port / 2] = (e->port & 1) ? -1 : 1;
+			err = tc_sched_msg(s, e->src, g->nb[e->src * g->np + e->port], route);
+			if (err < 0)
+				return err;
+			inmsg = 0;
+		}
+		err = tc_sched_blk(s, e->item / npk, e->item % npk);
+		if (err < 0)
+			return err;
+		if (info && ++inmsg > info->max_msg_blocks)
+			info->max_msg_blocks = inmsg;
+	}
+	return tc_sched_finish(s);
+}
+
+static void g_free(struct g_state *g)
+{
+	for (int c = 0; c < TC_GOSSIP_MAX_CYCLES; c++) {
+		free(g->cnode[c]);
+		free(g->cfwd[c]);
+		free(g->cbwd[c]);
+	}
+	free(g->pair);
+	free(g->nb);
+	free(g->pos);
+	free(g->used);
+	free(g->item_cyc);
+	free(g->item_at);
+	free(g->item_t0);
+	free(g->item_port);
+	free(g->feeds);
+	free(g->pass);
+	free(g->relay);
+	free(g->covered);
+	free(g->feed_first);
+	free(g->sends);
+	free(g->recv);
+}
+
+/* The state's arrays for shape and spec (g->sh, spec, n, np, nitems set), initialised; 0 or -ENOMEM. */
+static int g_alloc(struct g_state *g)
+{
+	g->pair = malloc((size_t)g->n * g->np * sizeof(int));
+	g->nb = malloc((size_t)g->n * g->np * sizeof(int));
+	g->pos = malloc((size_t)TC_GOSSIP_MAX_CYCLES * g->n * sizeof(int));
+	g->used = calloc((size_t)g->n * g->np, 1);
+	g->item_cyc = malloc(g->nitems * sizeof(int));
+	g->item_at = malloc(g->nitems * sizeof(int));
+	g->item_t0 = malloc(g->nitems * sizeof(int));
+	g->item_port = malloc(g->nitems * sizeof(int));
+	g->feed_first = calloc(g->n + 1, sizeof(int));
+	g->relay = malloc((size_t)g->n * g->np * sizeof(int));
+	g->covered = calloc((size_t)TC_GOSSIP_MAX_CYCLES * g->n, 1);
+	g->recv = calloc(((size_t)g->n * g->nitems + 63) / 64, sizeof(uint64_t));
+	if (!g->pair || !g->pos || !g->used || !g->item_cyc || !g->item_at || !g->item_t0 || !g->item_port ||
+	    !g->feed_first || !g->relay || !g->covered || !g->nb || !g->recv)
+		return -ENOMEM;
+	for (int i = 0; i < TC_GOSSIP_MAX_CYCLES * g->n; i++)
+		g->pos[i] = -1;
+	for (int i = 0; i < g->n * g->np; i++) {
+		g->relay[i] = -1;
+		g->nb[i] = tc_shape_neighbor(g->sh, i / g->np, i % g->np);
+	}
+	return 0;
+}
+
+/* Check the rule, trace its cycles, inject, bind the feeds and run it. */
+static int g_simulate(struct g_state *g, struct tc_gossip_info *info, const char **why)
+{
+	int err = g_rules(g, why);
+
+	if (!err)
+		err = g_trace(g, why);
+	if (!err)
+		err = g_inject(g, info, why);
+	if (!err)
+		err = g_feeds(g, info, why);
+	if (!err)
+		err = g_run(g);
+	if (err == -ELOOP)
+		*why = "gossip: the rules do not terminate";
+	return err;
+}
+
+/* Every node received every packet but its own, each once. */
+static int g_check_delivery(const struct g_state *g, const char **why)
+{
+	for (int v = 0; v < g->n; v++) {
+		for (int it = 0; it < g->nitems; it++) {
+			int want = it / g->spec->npackets != v;
+			size_t b = (size_t)v * g->nitems + it;
+
+			if (g->twice || !(g->recv[b / 64] & (1ull << (b % 64))) != !want) {
+				*why = "gossip: the rules deliver a packet twice or never on this shape";
+				return -EOPNOTSUPP;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The schedule of the recorded sends into *out. */
+static int g_make_sched(struct g_state *g, struct tc_gossip_info *info, struct tc_sched **out, const char **why)
+{
+	const struct tc_gossip_spec *spec = g->spec;
+	struct tc_sched *s;
+	int err;
+
+	s = tc_sched_new(g->sh, TC_COLL_ALLGATHER, spec->algo, spec->cite, TC_CLAIM_CONTENTION_FREE | TC_CLAIM_ONE_HOP);
+	if (!s)
+		return -ENOMEM;
+	s->npackets = spec->npackets;
+	err = g_emit_sched(g, s, info);
+	if (err < 0) {
+		*why = "gossip: building the schedule failed";
+		tc_sched_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_sched **out,
+		      const char **why, struct tc_gossip_info *info)
+{
+	struct g_state g;
+	int err;
+
+	memset(&g, 0, sizeof(g));
+	if (info)
+		memset(info, 0, sizeof(*info));
+	if (spec->want_cycles < 1 || spec->want_cycles > TC_GOSSIP_MAX_CYCLES ||
+	    (spec->npackets != 1 && spec->npackets != spec->want_cycles)) {
+		*why = "gossip: bad construction (packets must be 1 or one per cycle)";
+		return -EINVAL;
+	}
+	g.sh = shape;
+	g.spec = spec;
+	g.n = shape->nodes;
+	g.np = 2 * shape->ndims;
+	g.nitems = g.n * spec->npackets;
+	err = g_alloc(&g);
+	if (!err)
+		err = g_simulate(&g, info, why);
+	if (!err)
+		err = g_check_delivery(&g, why);
+	if (!err && info) {
+		info->ncycles = g.ncyc;
+		for (int c = 0; c < g.ncyc; c++)
+			info->cycle_len[c] = g.clen[c];
+	}
+	if (!err)
+		err = g_make_sched(&g, info, out, why);
+	if (err == -ENOMEM)
+		*why = "gossip: out of memory";
+	g_free(&g);
+	return err;
+}
