@@ -78,7 +78,7 @@ struct tc_sched {
 	struct tc_shape shape;
 	enum tc_coll coll;
 	const char *algo; /* static string, e.g. "at2" */
-	const char *cite; /* paper section, e.g. "000 Sec. 3.2 Algorithm AT2" */
+	const char *cite; /* paper section, e.g. "Liu et al., All-Port Tori, Sec. 3.2 Algorithm AT2" */
 	unsigned int claims;
 	int npackets; /* allgather: packets per node's data (1 or 2); 1 otherwise */
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * stress: what torus.ko must survive (../shared/notes/reliability.md 1, 4,
- * 5, 6, 7), run inside the guest with the module loaded. TAP on stdout.
+ * stress: what torus.ko must survive, run inside the guest with the module loaded. TAP on stdout.
  *
  *  1 unknown commands: every number of the driver's ioctl type in every
  *    direction/size encoding, and 100,000 random commands -> ENOTTY

@@ -1,4 +1,4 @@
-# Reliability lane (issue 7): fuzzer, stress tests, debug-kernel lane (check-debug).
+# Reliability lane: fuzzer, stress tests, debug-kernel lane (check-debug).
 # The fuzzer and the stress test run inside the guest with the other guest
 # tests: they are built into $(O)/tests/vm/, where tests/vm/run-guest runs
 # every executable.

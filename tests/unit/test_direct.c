@@ -240,7 +240,7 @@ static void check_one(const struct tc_algo *al, const struct tc_shape *sh, const
 }
 
 /*
- * The 8 x 8 Latin square printed in the slides (004, "The generated Latin
+ * The 8 x 8 Latin square printed in the slides (All-to-All Communication slides, "The generated Latin
  * square", first row a_j = tau(j) = 0 2 4 6 1 3 5 7): ATAPE on 8 nodes uses the
  * same basic-permutation rows with a_j = j, so in step i (row i) the sender
  * tau(j) must address slides[i][j].

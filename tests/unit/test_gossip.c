@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * All-to-all broadcast (allgather) schedules from the papers:
- *   bcast-pattern  001 broadcast pattern, all-port 2D meshes and tori
- *   gossip-ham2    002 Theorem 1, 2 packets on zigzag Hamiltonian cycles
- *   gossip-ham1    002 Theorems 2-4, 1 packet on partial Hamiltonian cycles
+ *   bcast-pattern  All-to-All Communication slides, broadcast pattern, all-port 2D meshes and tori
+ *   gossip-ham2    Meyer and Sibeyn, Theorem 1, 2 packets on zigzag Hamiltonian cycles
+ *   gossip-ham1    Meyer and Sibeyn, Theorems 2-4, 1 packet on partial Hamiltonian cycles
  * Every schedule is verified (tc_verify), run on the simulator with every
  * received byte compared with the sender's data, and its step and per-channel
  * counts are compared with the numbers the theorems give, computed here from
@@ -157,9 +157,9 @@ static int mkshape(struct tc_shape *sh, int ndims, const int *dims, unsigned int
 	return tc_shape_init(sh, ndims, dims, wrap, 0);
 }
 
-/* ---- broadcast pattern (001) ---- */
+/* ---- broadcast pattern (All-to-All Communication slides) ---- */
 
-/* Perimeter C_d of the circle of radius d on a (2k+1) x (2k+1) torus (001, "Properties"). */
+/* Perimeter C_d of the circle of radius d on a (2k+1) x (2k+1) torus (All-to-All Communication slides, "Properties"). */
 static int perimeter_odd(int k, int d)
 {
 	if (d == 0)
@@ -271,7 +271,7 @@ static void test_bcast(void)
 	}
 }
 
-/* ---- gossip (002) ---- */
+/* ---- gossip (Meyer and Sibeyn) ---- */
 
 static void test_ham2_one(int n1, int n2)
 {

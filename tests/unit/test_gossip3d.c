@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * gossip-ham1 (002 Theorem 3) on the 3D tori where no order of the sides
+ * gossip-ham1 (Meyer and Sibeyn, Theorem 3) on the 3D tori where no order of the sides
  * has n2 | n3, so the paper's reactor laps do not close and the walk takes
  * kpc plane changes per gcd(n2, n3)/3 laps (allgather_gossip_ham1_kd.c),
  * and on shapes where that lets the rod run along a longer side than

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The one-port complete-exchange family of 003_8c3a59a76673bc33.txt: AR1,
+ * The one-port complete-exchange family of Liu et al., Multidimensional Tori: AR1,
  * AT2 (one-port), PT4, MT3, MTk. For every shape an algorithm claims: the
  * schedule verifies with the claims it makes, runs on the simulator with
  * every received byte checked, and its startups and transmission (critical
@@ -45,7 +45,7 @@ static void sorted_desc(const struct tc_shape *sh, int *n)
 			}
 }
 
-/* 003 Sec. 3: T_ring = (ceil(p/4)+1) ts + (floor(p^2/8)+p/2) m tw */
+/* Liu et al., Multidimensional Tori, Sec. 3: T_ring = (ceil(p/4)+1) ts + (floor(p^2/8)+p/2) m tw */
 static struct expect f_ar1(int p)
 {
 	return (struct expect){ ceil_div(p, 4) + 1, (int64_t)p * p / 8 + p / 2, 1, "T_ring" };
@@ -58,7 +58,7 @@ static int64_t ar1_startups(int64_t q)
 	return q == 2 ? 1 : ceil_div(q, 4) + 1;
 }
 
-/* 003 Sec. 4: T_2D = (2*ceil(s/8)+4) ts + (4r*floor(s^2/32)+2rs) m tw, r <= s,
+/* Liu et al., Multidimensional Tori, Sec. 4: T_2D = (2*ceil(s/8)+4) ts + (4r*floor(s^2/32)+2rs) m tw, r <= s,
  * met as a critical path also on r < s (a node's second ring waits for the
  * links the first rings of the other parity still hold). 2*ceil(s/8)+4 is
  * 2*(AR1 startups on s/2)+2: 4 on 4x4, where the last AR1 step is empty. */
@@ -69,7 +69,7 @@ static struct expect f_at2(int a, int b)
 	return (struct expect){ 2 * ar1_startups(s / 2) + 2, 4 * r * (s * s / 32) + 2 * r * s, 1, "T_2D" };
 }
 
-/* 003 Sec. 5.2: MT_3D = (3*ceil(N1/12)+9) ts + (9*floor(N1^2/72)*N2*N3 + 7*N1*N2*N3/2) m tw.
+/* Liu et al., Multidimensional Tori, Sec. 5.2: MT_3D = (3*ceil(N1/12)+9) ts + (9*floor(N1^2/72)*N2*N3 + 7*N1*N2*N3/2) m tw.
  * Sides of 3 (not in the paper): phase 1 is empty, phase 2 is 6 steps of N/3. */
 static struct expect f_mt3(const struct tc_shape *sh)
 {
@@ -84,7 +84,7 @@ static struct expect f_mt3(const struct tc_shape *sh)
 				1, "MT_3D" };
 }
 
-/* 003 Sec. 5.1: T_4D = (4*ceil(N1/16)+12) ts + (16*floor(N1^2/128)+6*N1)*N2*N3*N4 m tw.
+/* Liu et al., Multidimensional Tori, Sec. 5.1: T_4D = (4*ceil(N1/16)+12) ts + (16*floor(N1^2/128)+6*N1)*N2*N3*N4 m tw.
  * 4*ceil(N1/16)+12 = 4*(AR1 startups on N1/4)+8: 12 when N1 = 8 (logical
  * rings of 2, empty last AR1 step). All sides 4 (the paper needs multiples
  * of 8): the logical AT2 of each plane is its 2x2 exchange alone: 2 planes
@@ -104,7 +104,7 @@ static struct expect f_pt4(const struct tc_shape *sh)
 				n[0] == n[1], "T_4D" };
 }
 
-/* 003 Sec. 5.3: MT_kD = (k*ceil(N1/4k)+k^2) ts + (k^2*floor(N1^2/8k^2)+(floor(k^2/4)+k/2)*N1)*prod(N2..Nk) m tw.
+/* Liu et al., Multidimensional Tori, Sec. 5.3: MT_kD = (k*ceil(N1/4k)+k^2) ts + (k^2*floor(N1^2/8k^2)+(floor(k^2/4)+k/2)*N1)*prod(N2..Nk) m tw.
  * k = 1, 2, 3 are AR1, AT2, MT3 (the same formula). */
 static struct expect f_mtk(const struct tc_shape *sh)
 {

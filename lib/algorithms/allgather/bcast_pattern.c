@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * All-to-all broadcast by the broadcast pattern, all-port 2D meshes and tori
- * (001_5d5eed7140d282e9.txt, "Broadcast Pattern", cases 1-3 with U, I and
+ * (the All-to-All Communication slides, "Broadcast Pattern", cases 1-3 with U, I and
  * mod2, Theorems 2-3, Corollaries 1-2).
  *
  * A message from (x0, y0) that reaches (x, y) is relayed by a rule that only
@@ -319,7 +319,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	/* place advanced first[k] to the end of bucket k: the start of k is first[k-1] now */
 
 	s = tc_sched_new(shape, TC_COLL_ALLGATHER, "bcast-pattern",
-			 "001 Broadcast Pattern (cases 1-3, torus additional check), Thm 2-3, Cor 1-2",
+			 "All-to-All Communication slides, Broadcast Pattern (cases 1-3, torus additional check), Thm 2-3, Cor 1-2",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP);
 	if (!s) {
 		err = -ENOMEM;
@@ -356,6 +356,6 @@ out:
 const struct tc_algo tc_algo_bcast_pattern = {
 	.name = "bcast-pattern",
 	.coll = TC_COLL_ALLGATHER,
-	.summary = "broadcast pattern, all-port 2D mesh/torus (001)",
+	.summary = "broadcast pattern, all-port 2D mesh/torus (All-to-All Communication slides)",
 	.build = build,
 };

@@ -13,7 +13,7 @@
  * link order as in direct_common.c) and share links.
  *
  * No rearrangement is charged: blocks are addressed by origin and land in the
- * receiver's buffer matrix indexed by source (001's input/output buffer
+ * receiver's buffer matrix indexed by source (the All-to-All Communication slides' input/output buffer
  * algorithm), so Bruck's final local rotation is not needed.
  */
 #include <errno.h>
@@ -49,7 +49,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EINVAL;
 	}
 	s = tc_sched_new(shape, TC_COLL_ALLGATHER, "bruck",
-			 "baseline: Bruck et al. 1997 concatenation allgather, routed messages (001 comparisons)",
+			 "baseline: Bruck et al. 1997 concatenation allgather, routed messages (All-to-All Communication slides, comparisons)",
 			 TC_CLAIM_PERMUTATION);
 	m = malloc(sizeof(*m) * n);
 	if (!s || !m)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * All-to-all broadcast by time-independent gossip on partial Hamiltonian
- * cycles, one packet per node (002_9f9f7262e49e6508.txt, Section 3).
+ * cycles, one packet per node (Meyer and Sibeyn, "Gossiping Large Packets on Full-Port Tori", Section 3).
  *
  * 2D (Theorem 2, n1*n2/4 + n1/2 + 1 steps): on an n1 x n2 torus (n1 even)
  * PU (i, j) pairs its links
@@ -584,9 +584,9 @@ static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, 
 	} else {
 		spec->rule = ham1_odd_rule;
 		spec->ctx = &h[best];
-		spec->cite = best < 2	? "002 Sec. 3, Theorem 2 (odd x odd: staircase strips, band rows of PUs on both cycles)"
-			     : best < 4 ? "002 Sec. 3, Theorem 2 (odd x odd: several staircases, one band of PUs on both cycles)"
-					: "002 Sec. 3, Theorem 2 (odd x odd 5 x 15: a solver-found layout, 5 PUs on both cycles)";
+		spec->cite = best < 2	? "Meyer and Sibeyn, Sec. 3, Theorem 2 (odd x odd: staircase strips, band rows of PUs on both cycles)"
+			     : best < 4 ? "Meyer and Sibeyn, Sec. 3, Theorem 2 (odd x odd: several staircases, one band of PUs on both cycles)"
+					: "Meyer and Sibeyn, Sec. 3, Theorem 2 (odd x odd 5 x 15: a solver-found layout, 5 PUs on both cycles)";
 		err = __tc_gossip_build(shape, spec, out, why, NULL);
 	}
 	for (int t = 0; t < 6; t++)
@@ -603,7 +603,7 @@ int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched *
 {
 	struct tc_gossip_spec spec = {
 		.algo = "gossip-ham1",
-		.cite = "002 Sec. 3 fallback: 1 packet on two full Hamiltonian cycles (square-swap decomposition)",
+		.cite = "Meyer and Sibeyn, Sec. 3 fallback: 1 packet on two full Hamiltonian cycles (square-swap decomposition)",
 		.npackets = 1,
 		.want_cycles = 2,
 		.inject = tc_ham_decomp_inject,
@@ -621,7 +621,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	struct ham1_2d x = { .sh = shape };
 	struct tc_gossip_spec spec = {
 		.algo = "gossip-ham1",
-		.cite = "002 Sec. 3, Theorem 2 (partial Hamiltonian cycles, 1 packet)",
+		.cite = "Meyer and Sibeyn, Sec. 3, Theorem 2 (partial Hamiltonian cycles, 1 packet)",
 		.npackets = 1,
 		.want_cycles = 2,
 		.rule = ham1_2d_rule,
@@ -670,6 +670,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 const struct tc_algo tc_algo_gossip_ham1 = {
 	.name = "gossip-ham1",
 	.coll = TC_COLL_ALLGATHER,
-	.summary = "1-packet gossip on partial Hamiltonian cycles, 2D/3D/d-D (002 Thm 2-4)",
+	.summary = "1-packet gossip on partial Hamiltonian cycles, 2D/3D/d-D (Meyer and Sibeyn, Thm 2-4)",
 	.build = build,
 };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * gossip-ham1 on d-D tori, d >= 3: the "reactor" partial Hamiltonian
- * cycles of 002_9f9f7262e49e6508.txt, Section 3 (Theorems 3 and 4: P/(2d) +
+ * cycles of Meyer and Sibeyn, "Gossiping Large Packets on Full-Port Tori", Section 3 (Theorems 3 and 4: P/(2d) +
  * P/(2*n1) + 1 steps when n2..nd are multiples of d). The 2D rules and the
  * algorithm's entry point live in allgather_gossip_ham1.c, which calls
  * __tc_gossip_ham1_kd() for d >= 3 once the shape passed the common checks.
@@ -565,7 +565,7 @@ static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const ch
 	struct ham1_kd x = { .sh = shape };
 	struct tc_gossip_spec spec = {
 		.algo = "gossip-ham1",
-		.cite = "002 Sec. 3, Theorems 3-4 (reactor partial Hamiltonian cycles, 1 packet)",
+		.cite = "Meyer and Sibeyn, Sec. 3, Theorems 3-4 (reactor partial Hamiltonian cycles, 1 packet)",
 		.npackets = 1,
 		.want_cycles = d,
 		.rule = ham1_kd_rule,

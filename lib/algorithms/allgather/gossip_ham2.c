@@ -69,7 +69,7 @@ static int ham2_logical(const struct ham2_ctx *x, int port)
 	return minus ? PL : PR;
 }
 
-/* 002 Section 2: T<->R, B<->L at even j and at j = n2-1; T<->L, B<->R at odd j; L<->R at j = n2-2 for odd n2. */
+/* Meyer and Sibeyn, Section 2: T<->R, B<->L at even j and at j = n2-1; T<->L, B<->R at odd j; L<->R at j = n2-2 for odd n2. */
 static int ham2_rule(const void *ctx, int node, int in_port)
 {
 	const struct ham2_ctx *x = ctx;
@@ -99,7 +99,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	struct ham2_ctx x = { .sh = shape };
 	struct tc_gossip_spec spec = {
 		.algo = "gossip-ham2",
-		.cite = "002 Sec. 2, Theorem 1 (zigzag Hamiltonian cycles, 2 packets)",
+		.cite = "Meyer and Sibeyn, Sec. 2, Theorem 1 (zigzag Hamiltonian cycles, 2 packets)",
 		.npackets = 2,
 		.want_cycles = 2,
 		.rule = ham2_rule,
@@ -121,11 +121,11 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	if ((shape->dims[0] & 1) || (shape->dims[1] & 1)) {
 		int err;
 
-		spec.cite = "002 Sec. 2, Theorem 1 with two Hamiltonian cycles from a square-swap decomposition (odd side)";
+		spec.cite = "Meyer and Sibeyn, Sec. 2, Theorem 1 with two Hamiltonian cycles from a square-swap decomposition (odd side)";
 		err = tc_ham_decomp_gossip(shape, &spec, out, why);
 		if (err != -EOPNOTSUPP)
 			return err;
-		spec.cite = "002 Sec. 2, Theorem 1 (zigzag partial cycles, out-of-cycle PUs, 2 packets)";
+		spec.cite = "Meyer and Sibeyn, Sec. 2, Theorem 1 (zigzag partial cycles, out-of-cycle PUs, 2 packets)";
 		spec.rule = ham2_rule;
 		spec.ctx = &x;
 	}
@@ -150,7 +150,7 @@ int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out
 	struct ham2_ctx x = { .sh = shape };
 	struct tc_gossip_spec spec = {
 		.algo = "gossip-ham2",
-		.cite = "002 Sec. 2, Theorem 1 (zigzag partial cycles, out-of-cycle PUs, 2 packets)",
+		.cite = "Meyer and Sibeyn, Sec. 2, Theorem 1 (zigzag partial cycles, out-of-cycle PUs, 2 packets)",
 		.npackets = 2,
 		.want_cycles = 2,
 		.rule = ham2_rule,
@@ -172,6 +172,6 @@ int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out
 const struct tc_algo tc_algo_gossip_ham2 = {
 	.name = "gossip-ham2",
 	.coll = TC_COLL_ALLGATHER,
-	.summary = "2-packet gossip on zigzag Hamiltonian cycles (002 Thm 1)",
+	.summary = "2-packet gossip on zigzag Hamiltonian cycles (Meyer and Sibeyn, Thm 1)",
 	.build = build,
 };

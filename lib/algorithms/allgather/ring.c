@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Ring allgather over a Hamiltonian cycle of the torus: the simplest baseline
- * the all-to-all broadcast papers compare against (001 "Previous related
- * work"; 002 Sec. 1). Nodes are put in cycle order c_0 .. c_(N-1); in step s
+ * the all-to-all broadcast papers compare against (All-to-All Communication slides, "Previous related
+ * work"; Meyer and Sibeyn, Sec. 1). Nodes are put in cycle order c_0 .. c_(N-1); in step s
  * (0..N-2) node c_p forwards to c_(p+1) the block that originated at
  * c_(p-s): N-1 steps, one block per message.
  *
@@ -190,11 +190,11 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	}
 	if (cycle)
 		s = tc_sched_new(shape, TC_COLL_ALLGATHER, "ring",
-				 "baseline: ring allgather over a snake Hamiltonian cycle (001 previous work)",
+				 "baseline: ring allgather over a snake Hamiltonian cycle (All-to-All Communication slides, previous work)",
 				 TC_CLAIM_PERMUTATION | TC_CLAIM_ONE_HOP | TC_CLAIM_CONTENTION_FREE);
 	else
 		s = tc_sched_new(shape, TC_COLL_ALLGATHER, "ring",
-				 "baseline: ring allgather; no Hamiltonian cycle on this shape, the closing hop is routed (001 previous work)",
+				 "baseline: ring allgather; no Hamiltonian cycle on this shape, the closing hop is routed (All-to-All Communication slides, previous work)",
 				 TC_CLAIM_PERMUTATION);
 	if (!s) {
 		err = -ENOMEM;

@@ -2,7 +2,7 @@
 /*
  * Saad-Schultz all-to-all broadcast: ring allgathers dimension by dimension,
  * "each node sends the message along the horizontal ring, and then the
- * vertical ring" (001 "Previous related work" and "Comparisons": 2 floor(n/2)
+ * vertical ring" (All-to-All Communication slides, "Previous related work" and "Comparisons": 2 floor(n/2)
  * steps and (n^2-1)/2 blocks per channel on an n x n torus, twice the
  * broadcast pattern's transmission). Rows first: the last dimension (fastest
  * in node numbering), then the others towards dimension 0; in each later
@@ -152,7 +152,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 				claims &= ~TC_CLAIM_ONE_HOP;
 	}
 	cx.s = tc_sched_new(shape, TC_COLL_ALLGATHER, "saad-schultz",
-			    "baseline: Saad-Schultz dimension-by-dimension ring allgather (001 previous work, comparisons)",
+			    "baseline: Saad-Schultz dimension-by-dimension ring allgather (All-to-All Communication slides, previous work, comparisons)",
 			    claims);
 	if (!cx.s) {
 		*why = "saad-schultz: cannot allocate the schedule";

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * allport-kd: complete exchange on an all-port k-D torus with even sides
- * (k >= 3, sides >= 4), the all-port paper's open future work (000 Sec. VI).
+ * (k >= 3, sides >= 4), the all-port paper's open future work (Liu et al., All-Port Tori, Sec. VI).
  * Every block gets a dimension order, chosen by its offset; the schedule has
- * k phases, and in phase i every node runs Algorithm AR (000 Sec. III) on its
+ * k phases, and in phase i every node runs Algorithm AR (Liu et al., All-Port Tori, Sec. III) on its
  * ring of every dimension at once (the rings of different dimensions use
  * different links), each block travelling the i-th dimension of its order.
- * k * max(N)/2 steps; architecture.md's target is N1*P/8 blocks (Lemma 1's
+ * k * max(N)/2 steps; the target is N1*P/8 blocks (Lemma 1's
  * bound) on 4x4x4, 8x8x8, 4x4x8, 8x8x4, 4x8x12, 6x6x6 and 12x12x12: all
  * reached (test_allport checks all but 12x12x12, which takes ~10 s to build
  * and verify).
@@ -416,11 +416,11 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	kd_choose(&g, bound);
 	kd_total(&g); /* g.start for the chosen orders */
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "allport-kd",
-			 "000 Sec. III (AR) per dimension, k phases (000 Sec. VI future work; architecture.md)",
+			 "Liu et al., All-Port Tori, Sec. III (AR) per dimension, k phases (Liu et al., All-Port Tori, Sec. VI: future work)",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	if (!s)
 		goto out;
-	/* As AT2 (000 Sec. IV-D): a rearrangement at the start of each phase. */
+	/* As AT2 (Liu et al., All-Port Tori, Sec. IV-D): a rearrangement at the start of each phase. */
 	s->rearranged_blocks = (int64_t)g.k * shape->nodes;
 	err = tc_ap_init(&ap, s);
 	if (err)

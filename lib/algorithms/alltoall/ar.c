@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Complete exchange on an all-port ring: Algorithm AR (000 Sec. III-A,
+ * Complete exchange on an all-port ring: Algorithm AR (Liu et al., All-Port Tori, Sec. III-A,
  * Fig. 2; Lemma 2: p/2 startups, ceil(p^2/8) blocks of transmission), run on
  * the all-port ring engine (engine/allport.c; engine/allport.h has the stages
  * and the tie rules).
@@ -38,10 +38,10 @@ int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const 
 	}
 	p = shape->dims[0];
 	if (p % 2) {
-		*why = "ar: ring size must be even (000 Sec. III); use opt2d or pad for odd rings";
+		*why = "ar: ring size must be even (Liu et al., All-Port Tori, Sec. III); use opt2d or pad for odd rings";
 		return -EOPNOTSUPP;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "ar", "000 Sec. III-A, Fig. 2 (Algorithm AR), Lemma 2",
+	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "ar", "Liu et al., All-Port Tori, Sec. III-A, Fig. 2 (Algorithm AR), Lemma 2",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	if (!s)
 		return -ENOMEM;
@@ -68,6 +68,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 const struct tc_algo tc_algo_ar = {
 	.name = "ar",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "all-port ring complete exchange (000 Sec. III-A, Algorithm AR): ceil(p^2/8) blocks in p/2 steps",
+	.summary = "all-port ring complete exchange (Liu et al., All-Port Tori, Sec. III-A, Algorithm AR): ceil(p^2/8) blocks in p/2 steps",
 	.build = build,
 };

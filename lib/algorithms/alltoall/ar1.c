@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * AR1: complete exchange on a one-port ring of p nodes, p even
- * (003_8c3a59a76673bc33.txt Sec. 3, Fig. 2).
+ * (Liu et al., Multidimensional Tori, Sec. 3, Fig. 2).
  *
  * Odd nodes and the even nodes each form a one-way logical ring: even
  * nodes carry blocks in the + direction, odd nodes in the - direction.
@@ -38,10 +38,10 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if (shape->dims[0] < 2 || shape->dims[0] % 2) {
-		*why = "ar1: needs an even number of nodes (003 Sec. 3); other rings: pad (all-port), atape (one-port)";
+		*why = "ar1: needs an even number of nodes (Liu et al., Multidimensional Tori, Sec. 3); other rings: pad (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
-	return tc_op_emit(shape, "ar1", "003 Sec. 3 Algorithm AR1 (Fig. 2)",
+	return tc_op_emit(shape, "ar1", "Liu et al., Multidimensional Tori, Sec. 3 Algorithm AR1 (Fig. 2)",
 			  TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_PERMUTATION,
 			  tc_op_ar1_steps(shape->dims[0]), tc_op_ar1_max_hops(shape->dims[0]), ar1_plan, NULL, out);
 }
@@ -49,6 +49,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 const struct tc_algo tc_algo_ar1 = {
 	.name = "ar1",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "one-port ring, p even: ceil(p/4)+1 steps, floor(p^2/8)+p/2 blocks (003 Sec. 3, Algorithm AR1)",
+	.summary = "one-port ring, p even: ceil(p/4)+1 steps, floor(p^2/8)+p/2 blocks (Liu et al., Multidimensional Tori, Sec. 3, Algorithm AR1)",
 	.build = build,
 };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Complete exchange on an all-port 2D r x c torus, r and c multiples of 4:
- * Algorithm AT2 (000 Sec. IV-B, Fig. 5, Table I; Lemmas 3-4). Transmission
+ * Algorithm AT2 (Liu et al., All-Port Tori, Sec. IV-B, Fig. 5, Table I; Lemmas 3-4). Transmission
  * r*c^2/8 blocks (c the larger side), the lower bound of Lemma 1, in c/2 + 2
  * steps.
  *
@@ -12,7 +12,7 @@
  * offsets are odd to the diagonal node. Which dimension such a block takes
  * first rotates with its quadrant (Table I: x first when the signs of the two
  * offsets agree), so each port carries rc/8 + rc/16 blocks in step 1 and
- * rc/16 in step 2. Phases 2 and 3 run AR (000 Sec. III) on the logical rings
+ * rc/16 in step 2. Phases 2 and 3 run AR (Liu et al., All-Port Tori, Sec. III) on the logical rings
  * of one group, nodes two hops apart (AR's sub-rings are then four hops
  * apart; a message occupies every link of its route): G00 and G11 along rows
  * (dimension 1) then columns, G01 and G10 along columns then rows, so every
@@ -209,10 +209,10 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if (shape->dims[0] % 4 || shape->dims[1] % 4) {
-		*why = "at2: both sides must be multiples of 4 (000 Sec. IV); use opt2d or pad";
+		*why = "at2: both sides must be multiples of 4 (Liu et al., All-Port Tori, Sec. IV); use opt2d or pad";
 		return -EOPNOTSUPP;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "at2", "000 Sec. IV-B, Fig. 5, Table I (Algorithm AT2), Lemmas 3-4",
+	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "at2", "Liu et al., All-Port Tori, Sec. IV-B, Fig. 5, Table I (Algorithm AT2), Lemmas 3-4",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	if (!s)
 		return -ENOMEM;
@@ -234,6 +234,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 const struct tc_algo tc_algo_at2 = {
 	.name = "at2",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "all-port 2D torus complete exchange (000 Sec. IV, Algorithm AT2): r*c^2/8 blocks in c/2+2 steps",
+	.summary = "all-port 2D torus complete exchange (Liu et al., All-Port Tori, Sec. IV, Algorithm AT2): r*c^2/8 blocks in c/2+2 steps",
 	.build = build,
 };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * AT2 for one-port r x s tori, r and s multiples of 4
- * (003_8c3a59a76673bc33.txt Sec. 4; the odd/even partition of Gu [14]).
+ * (Liu et al., Multidimensional Tori, Sec. 4; the odd/even partition of Gu [14]).
  *
  * A node is even when x + y is even. Phase 1, step 1: in every row the s/2
  * even nodes form a logical ring (every second node) and run AR1, while in
@@ -32,16 +32,16 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if (shape->dims[0] % 4 || shape->dims[1] % 4) {
-		*why = "at2-1p: both sides must be multiples of 4 (003 Sec. 4); "
+		*why = "at2-1p: both sides must be multiples of 4 (Liu et al., Multidimensional Tori, Sec. 4); "
 		       "other shapes: pad/opt2d (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
 	/* Group 0 (x + y even) rings along y (its row) first. */
 	if (tc_op_mt_init(&mt, shape, 1)) {
-		*why = "at2-1p: both sides must be multiples of 4 (003 Sec. 4)";
+		*why = "at2-1p: both sides must be multiples of 4 (Liu et al., Multidimensional Tori, Sec. 4)";
 		return -EOPNOTSUPP;
 	}
-	return tc_op_emit(shape, "at2-1p", "003 Sec. 4 Algorithm AT2 (one-port, odd/even partition)",
+	return tc_op_emit(shape, "at2-1p", "Liu et al., Multidimensional Tori, Sec. 4 Algorithm AT2 (one-port, odd/even partition)",
 			  TC_CLAIM_CONTENTION_FREE | TC_CLAIM_PERMUTATION, tc_op_mt_nsteps(&mt), mt.max_hops,
 			  tc_op_mt_plan, &mt, out);
 }
@@ -49,6 +49,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 const struct tc_algo tc_algo_at2_1p = {
 	.name = "at2-1p",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "one-port 2D torus, sides multiples of 4: 2*ceil(s/8)+4 steps (003 Sec. 4, Algorithm AT2)",
+	.summary = "one-port 2D torus, sides multiples of 4: 2*ceil(s/8)+4 steps (Liu et al., Multidimensional Tori, Sec. 4, Algorithm AT2)",
 	.build = build,
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * ATAPE: all-to-all personalized exchange driven by a Latin square (001, second
+ * ATAPE: all-to-all personalized exchange driven by a Latin square (All-to-All Communication slides, second
  * part of the slides, "All-to-All Personalized Exchange Algorithm Using a Latin
  * Square"; 004 is a cleaner extraction with the 8 x 8 example).
  *
@@ -70,8 +70,8 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EINVAL;
 	}
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "atape",
-			 xor ? "001 ATAPE: Latin square of basic permutations (second construction), row i = j XOR gray(i)"
-			     : "001 ATAPE: Latin square of the torus translation group, rows in reflected Gray-code order",
+			 xor ? "All-to-All Communication slides, ATAPE: Latin square of basic permutations (second construction), row i = j XOR gray(i)"
+			     : "All-to-All Communication slides, ATAPE: Latin square of the torus translation group, rows in reflected Gray-code order",
 			 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
 	m = malloc(sizeof(*m) * p);
 	if (!s || !m)
@@ -109,7 +109,7 @@ err_free:
 const struct tc_algo tc_algo_atape = {
 	.name = "atape",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "Latin-square direct exchange, each step a permutation (001 ATAPE)",
+	.summary = "Latin-square direct exchange, each step a permutation (All-to-All Communication slides, ATAPE)",
 	.build = build,
 	.flags = TC_ALGO_DIRECT_P2,
 };

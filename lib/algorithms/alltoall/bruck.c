@@ -3,7 +3,7 @@
  * Bruck's log-step complete exchange (Bruck, Ho, Kipnis, Upfal, Weathersby,
  * "Efficient algorithms for all-to-all communications in multiport
  * message-passing systems", IEEE TPDS 8(11), 1997, radix 2): the
- * startup-optimal baseline the torus papers compare against (000 Sec. I, indirect
+ * startup-optimal baseline the torus papers compare against (Liu et al., All-Port Tori, Sec. I, indirect
  * message-combining algorithms).
  *
  * Rank r's block for rank d has index i = (d - r) mod P. In step k
@@ -58,7 +58,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EINVAL;
 	}
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "bruck",
-			 "baseline: Bruck et al. 1997 radix-2 index algorithm, routed messages (000 Sec. I)",
+			 "baseline: Bruck et al. 1997 radix-2 index algorithm, routed messages (Liu et al., All-Port Tori, Sec. I)",
 			 TC_CLAIM_PERMUTATION);
 	m = malloc(sizeof(*m) * p);
 	if (!s || !m)

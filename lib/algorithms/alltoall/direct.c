@@ -2,8 +2,8 @@
 /*
  * Direct exchange: every block goes in its own message straight to its
  * destination, routed dimension-ordered along a shortest path through the
- * intermediate routers (the wormhole model of 000 Sec. II; the baseline of
- * 000 Sec. I, direct algorithms [3, 4], that the torus algorithms beat).
+ * intermediate routers (the wormhole model of Liu et al., All-Port Tori, Sec. II; the baseline of
+ * Liu et al., All-Port Tori, Sec. I, direct algorithms [3, 4], that the torus algorithms beat).
  *
  * All-port nodes: one step, every node posts its P-1 messages at once; the
  * messages share links and the cost model serializes them (the busiest link,
@@ -82,11 +82,11 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	}
 	if (shape->one_port)
 		s = tc_sched_new(shape, TC_COLL_ALLTOALL, "direct",
-				 "baseline: direct routed messages, one-port: one translation per step (000 Sec. I)",
+				 "baseline: direct routed messages, one-port: one translation per step (Liu et al., All-Port Tori, Sec. I)",
 				 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
 	else
 		s = tc_sched_new(shape, TC_COLL_ALLTOALL, "direct",
-				 "baseline: direct routed messages, all-port: every block in one step (000 Sec. I)",
+				 "baseline: direct routed messages, all-port: every block in one step (Liu et al., All-Port Tori, Sec. I)",
 				 TC_CLAIM_SHORTEST);
 	m = malloc(sizeof(*m) * (shape->one_port ? (size_t)shape->nodes : (size_t)shape->nodes * (shape->nodes - 1)));
 	if (!s || !m)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * MT3: complete exchange on a one-port N1 x N2 x N3 torus, every side a
- * multiple of 6 (003_8c3a59a76673bc33.txt Sec. 5.2). A side of 3 is also
+ * multiple of 6 (Liu et al., Multidimensional Tori, Sec. 5.2). A side of 3 is also
  * taken: its logical rings have one node and phase 1 has nothing to do
  * along it (3x3x3 is phase 2 alone).
  *
@@ -33,17 +33,17 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if (tc_op_mt_init(&mt, shape, 0)) {
-		*why = "mt3: every side must be a multiple of 6 (003 Sec. 5.2) or 3; "
+		*why = "mt3: every side must be a multiple of 6 (Liu et al., Multidimensional Tori, Sec. 5.2) or 3; "
 		       "other shapes: pad (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
-	return tc_op_emit(shape, "mt3", "003 Sec. 5.2 Algorithm MT3", TC_CLAIM_CONTENTION_FREE | TC_CLAIM_PERMUTATION,
+	return tc_op_emit(shape, "mt3", "Liu et al., Multidimensional Tori, Sec. 5.2 Algorithm MT3", TC_CLAIM_CONTENTION_FREE | TC_CLAIM_PERMUTATION,
 			  tc_op_mt_nsteps(&mt), mt.max_hops, tc_op_mt_plan, &mt, out);
 }
 
 const struct tc_algo tc_algo_mt3 = {
 	.name = "mt3",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "one-port 3D torus, sides multiples of 6: 3*ceil(N1/12)+9 steps (003 Sec. 5.2, Algorithm MT3)",
+	.summary = "one-port 3D torus, sides multiples of 6: 3*ceil(N1/12)+9 steps (Liu et al., Multidimensional Tori, Sec. 5.2, Algorithm MT3)",
 	.build = build,
 };

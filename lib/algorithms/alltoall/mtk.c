@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * MTk: complete exchange on a one-port k-dimensional torus, every side a
- * multiple of 2k (003_8c3a59a76673bc33.txt Sec. 5.3). A side equal to k is
+ * multiple of 2k (Liu et al., Multidimensional Tori, Sec. 5.3). A side equal to k is
  * also taken (its logical rings have one node).
  *
  * Groups G_i = {sum of coordinates mod k = i}. Phase 1 (k steps): in step
@@ -32,19 +32,19 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if (tc_op_mt_init(&mt, shape, 0)) {
-		*why = "mtk: every side must be a multiple of 2k (003 Sec. 5.3) or k; "
+		*why = "mtk: every side must be a multiple of 2k (Liu et al., Multidimensional Tori, Sec. 5.3) or k; "
 		       "other shapes: pad (all-port), atape (one-port)";
 		return -EOPNOTSUPP;
 	}
 	if (shape->ndims == 1)
 		claims |= TC_CLAIM_SHORTEST;
-	return tc_op_emit(shape, "mtk", "003 Sec. 5.3 Algorithm MTk", claims, tc_op_mt_nsteps(&mt), mt.max_hops,
+	return tc_op_emit(shape, "mtk", "Liu et al., Multidimensional Tori, Sec. 5.3 Algorithm MTk", claims, tc_op_mt_nsteps(&mt), mt.max_hops,
 			  tc_op_mt_plan, &mt, out);
 }
 
 const struct tc_algo tc_algo_mtk = {
 	.name = "mtk",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "one-port k-D torus, sides multiples of 2k: k*ceil(N1/4k)+k^2 steps (003 Sec. 5.3, Algorithm MTk)",
+	.summary = "one-port k-D torus, sides multiples of 2k: k*ceil(N1/4k)+k^2 steps (Liu et al., Multidimensional Tori, Sec. 5.3, Algorithm MTk)",
 	.build = build,
 };

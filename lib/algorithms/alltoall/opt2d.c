@@ -2,7 +2,7 @@
 /*
  * opt2d: complete exchange on any 2D r x c torus or mesh (and any ring) with
  * one-hop messages along shortest paths in floor(r/2) + floor(c/2) steps (the
- * diameter; on a mesh (r-1) + (c-1)). architecture.md ("The algorithms"): on a
+ * diameter; on a mesh (r-1) + (c-1)). On a
  * torus the bound is ceil(max(c*floor(r^2/4), r*floor(c^2/4)) / 2) blocks
  * (Lemma 1 generalised; cost.c derives the same from the bisection), where
  * padding costs 1.3x to 4.3x.
@@ -31,7 +31,7 @@
  * against the real per-link loads (o2_block_search): against cost.c's mesh
  * bisection bound, lines reach it, 5x7 1.05, 8x8 1.07, 6x10 1.03 (padding:
  * 1.98, 1.38, 2.15).
- * An even ring is Algorithm AR (000 Sec. III): a one-hop relay cannot split
+ * An even ring is Algorithm AR (Liu et al., All-Port Tori, Sec. III): a one-hop relay cannot split
  * the antipode's two hops; odd rings are one-hop relays at the bound.
  */
 #include <errno.h>
@@ -667,7 +667,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		err = tc_ar_build_ring(shape, out, why);
 		if (!err) {
 			(*out)->algo = "opt2d";
-			(*out)->cite = "000 Sec. III-A (Algorithm AR) for even rings";
+			(*out)->cite = "Liu et al., All-Port Tori, Sec. III-A (Algorithm AR) for even rings";
 		}
 		return err;
 	}
@@ -698,7 +698,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return err;
 	}
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "opt2d",
-			 "architecture.md, The algorithms: one-hop shortest-path timetable reaching the bisection bound",
+			 "one-hop shortest-path timetable reaching the bisection bound (Liu et al., All-Port Tori, Lemma 1, generalised to any parity)",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP);
 	if (!s) {
 		o2_free(&g);

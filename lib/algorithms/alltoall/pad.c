@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Complete exchange on any shape by imaginary nodes (000 Sec. VI: "adding
+ * Complete exchange on any shape by imaginary nodes (Liu et al., All-Port Tori, Sec. VI: "adding
  * imaginary nodes to compensate the network size"): run an all-port algorithm
  * on the smallest shape it supports that contains this one, and let real nodes
  * play the imaginary nodes' roles.
@@ -26,7 +26,7 @@
  *
  * Correct on every shape, but not contention-free, not always shortest, and a
  * real node may do the work of several virtual ones: the cost model prices
- * that honestly (6x6 on 8x8: 68 blocks for 27, 2.52x; architecture.md measured
+ * that honestly (6x6 on 8x8: 68 blocks for 27, 2.52x; measured
  * 2.37x with another mapping). Claims nothing beyond
  * delivery.
  */
@@ -250,7 +250,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "pad: out of memory";
 		goto out;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "pad", "000 Sec. VI (imaginary nodes) over AR/AT2 (000 Sec. III-IV)", 0);
+	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "pad", "Liu et al., All-Port Tori, Sec. VI (imaginary nodes) over AR/AT2 (Liu et al., All-Port Tori, Sec. III-IV)", 0);
 	if (!s) {
 		err = -ENOMEM;
 		*why = "pad: out of memory";
@@ -288,6 +288,6 @@ out:
 const struct tc_algo tc_algo_pad = {
 	.name = "pad",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "any shape: AR/AT2/allport-kd on the padded torus, imaginary nodes hosted by real ones (000 Sec. VI)",
+	.summary = "any shape: AR/AT2/allport-kd on the padded torus, imaginary nodes hosted by real ones (Liu et al., All-Port Tori, Sec. VI)",
 	.build = build,
 };

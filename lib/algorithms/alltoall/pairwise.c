@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Pairwise exchange: the direct baseline the torus papers compare against
- * (000 Sec. I, direct algorithms [3, 4]; UCC's alltoall_pairwise). In step i
+ * (Liu et al., All-Port Tori, Sec. I, direct algorithms [3, 4]; UCC's alltoall_pairwise). In step i
  * (1..P-1) rank r sends its block for (r+i) mod P straight to that rank and
  * receives the block of (r-i) mod P. Rank order is the row-major node order,
  * so a step is a permutation but not a torus translation: its messages are
@@ -27,7 +27,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "pairwise: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "pairwise", "baseline: pairwise exchange, step i to rank+i (000 Sec. I)",
+	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "pairwise", "baseline: pairwise exchange, step i to rank+i (Liu et al., All-Port Tori, Sec. I)",
 			 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
 	m = malloc(sizeof(*m) * p);
 	if (!s || !m)

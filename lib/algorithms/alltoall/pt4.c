@@ -2,7 +2,7 @@
 /*
  * PT4: complete exchange on a one-port N1 x N2 x N3 x N4 torus as the
  * product of two 2D tori, the XY plane (dims 0, 1) and the ST plane
- * (dims 2, 3); every side a multiple of 8 (003_8c3a59a76673bc33.txt
+ * (dims 2, 3); every side a multiple of 8 (Liu et al., Multidimensional Tori,
  * Sec. 5.1). A side of 4 is also taken (its logical rings have one node).
  *
  * A node is even when x + y + s + t is even. Phase 1, step 1: even nodes
@@ -85,7 +85,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		int n = shape->dims[d];
 
 		if (n != 4 && n % 8) {
-			*why = "pt4: every side must be a multiple of 8 (003 Sec. 5.1) or 4; "
+			*why = "pt4: every side must be a multiple of 8 (Liu et al., Multidimensional Tori, Sec. 5.1) or 4; "
 			       "other shapes: pad (all-port), atape (one-port)";
 			return -EOPNOTSUPP;
 		}
@@ -94,7 +94,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		max_hops += tc_op_ar1_max_hops(n / 4) + 1;
 	}
 	p.stage_len = 2 * p.ar1_len + 2;
-	return tc_op_emit(shape, "pt4", "003 Sec. 5.1 Algorithm PT4", TC_CLAIM_CONTENTION_FREE | TC_CLAIM_PERMUTATION,
+	return tc_op_emit(shape, "pt4", "Liu et al., Multidimensional Tori, Sec. 5.1 Algorithm PT4", TC_CLAIM_CONTENTION_FREE | TC_CLAIM_PERMUTATION,
 			  2 * p.stage_len + 4, max_hops, pt4_plan, &p, out);
 }
 
@@ -102,6 +102,6 @@ const struct tc_algo tc_algo_pt4 = {
 	.name = "pt4",
 	.coll = TC_COLL_ALLTOALL,
 	.summary = "one-port 4D torus as two 2D tori, sides multiples of 8: 4*ceil(N1/16)+12 steps "
-		   "(003 Sec. 5.1, Algorithm PT4)",
+		   "(Liu et al., Multidimensional Tori, Sec. 5.1, Algorithm PT4)",
 	.build = build,
 };

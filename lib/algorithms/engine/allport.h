@@ -5,7 +5,7 @@
  *
  * The engine holds, per node, the blocks that node has, and runs phases. In a
  * phase every block that still has to travel picks one dimension (a callback
- * decides), and every node runs Algorithm AR (000 Sec. III) on the ring of its
+ * decides), and every node runs Algorithm AR (Liu et al., All-Port Tori, Sec. III) on the ring of its
  * dimension, all dimensions in the same steps. A ring may be logical: with
  * stride g the ring of dimension d is the nodes whose coordinate d is
  * congruent mod g (AT2's rows and columns of one group, g = 2); its length is

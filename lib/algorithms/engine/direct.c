@@ -6,10 +6,10 @@
  * every antipodal message + loads the + links 1.5x (4x4 direct: 12 blocks on
  * the busiest link instead of Lemma 1's 8). Splitting by the parity of the
  * source coordinate (even +, odd -) makes every link carry the same load on
- * sides that are multiples of 4 (000's reading note on ties, applied to
+ * sides that are multiples of 4 (splitting ties is what Liu et al., All-Port Tori's counts need, applied to
  * routed messages).
  *
- * Order. In the wormhole model (000 Sec. II) a message holds every link of its
+ * Order. In the wormhole model (Liu et al., All-Port Tori, Sec. II) a message holds every link of its
  * route at once, and the cost model serves a link's messages in schedule
  * order. A step whose routes overlap head to tail - every node shifting by the
  * same offset h along a ring - handed to the links in node order forms one

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Shared engine of the one-port complete-exchange family (003): turns block
+ * Shared engine of the one-port complete-exchange family (Liu et al., Multidimensional Tori): turns block
  * itineraries into a schedule, and the AR1 itinerary every member uses on
  * its logical rings. See oneport.h.
  */

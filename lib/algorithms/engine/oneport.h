@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Shared engine of the one-port complete-exchange family of
- * 003_8c3a59a76673bc33.txt (AR1, AT2, PT4, MT3, MTk).
+ * Liu et al., "Efficient and Scalable Algorithms for All-to-All Personalized
+ * Communication on Multidimensional Tori" (AR1, AT2, PT4, MT3, MTk).
  *
  * Every algorithm of the family moves each block along a fixed itinerary:
  * a list of hops, each a move of a signed number of links along one
@@ -36,7 +37,7 @@ int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite,
 	       int max_hops, tc_op_plan_fn plan, const void *ctx, struct tc_sched **out);
 
 /*
- * AR1 (003 Sec. 3, Fig. 2) on a logical ring of q nodes (q = 1 or even)
+ * AR1 (Liu et al., Multidimensional Tori, Sec. 3, Fig. 2) on a logical ring of q nodes (q = 1 or even)
  * whose members are sigma links apart along dimension dim.
  * tc_op_ar1_steps(): global steps AR1 needs (0 when q = 1).
  * tc_op_ar1_hops(): append to h the hops carrying a block from ring index
@@ -53,7 +54,7 @@ static inline int tc_op_ar1_max_hops(int q)
 }
 
 /*
- * The group-rotation scheme of MT3/MTk (003 Sec. 5.2-5.3), of which the
+ * The group-rotation scheme of MT3/MTk (Liu et al., Multidimensional Tori, Sec. 5.2-5.3), of which the
  * one-port AT2 (Sec. 4) is the case k = 2 and AR1 the case k = 1.
  * Nodes are grouped by (sum of coordinates) mod k. Phase 1 has k steps:
  * in step t group c runs AR1 along dimension (c + t + first) mod k on the
