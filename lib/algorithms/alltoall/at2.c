@@ -53,15 +53,8 @@ struct at2_list {
 
 static int list_push(struct at2_list *l, int32_t a, int32_t b)
 {
-	if (l->n == l->cap) {
-		uint32_t ncap = l->cap ? 2 * l->cap : 64;
-		int32_t *p = realloc(l->v, (size_t)ncap * 2 * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		l->v = p;
-		l->cap = ncap;
-	}
+	if (tc_grow((void **)&l->v, &l->cap, l->n + 1, 2 * sizeof(*l->v), 64))
+		return -ENOMEM;
 	l->v[2 * l->n] = a;
 	l->v[2 * l->n + 1] = b;
 	l->n++;

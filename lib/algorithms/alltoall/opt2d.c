@@ -525,15 +525,8 @@ static int o2_hops(const struct o2 *g, struct o2_blocks *b, int st)
 			if (!hop)
 				continue;
 			v = &b->bk[(size_t)b->pos[id] * 4 + hop - 1];
-			if (v->n == v->cap) {
-				uint32_t ncap = v->cap ? 2 * v->cap : 16;
-				struct tc_ap_item *q = realloc(v->v, (size_t)ncap * sizeof(*q));
-
-				if (!q)
-					return -ENOMEM;
-				v->v = q;
-				v->cap = ncap;
-			}
+			if (tc_grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v), 16))
+				return -ENOMEM;
 			v->v[v->n].a = o;
 			v->v[v->n].b = t;
 			v->n++;

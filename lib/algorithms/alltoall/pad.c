@@ -96,7 +96,7 @@ struct pad_ctx {
 	struct tc_sched *s;
 	const struct pad_map *m;
 	struct pad_msg *pm;
-	size_t cap;
+	uint32_t cap;
 };
 
 static int pad_translate(void *arg, const struct tc_sched *vs, const struct tc_step_view *v)
@@ -109,14 +109,8 @@ static int pad_translate(void *arg, const struct tc_sched *vs, const struct tc_s
 	int err;
 
 	(void)vs;
-	if (v->nmsgs > x->cap) {
-		struct pad_msg *p = realloc(x->pm, (size_t)v->nmsgs * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		x->pm = p;
-		x->cap = v->nmsgs;
-	}
+	if (tc_grow((void **)&x->pm, &x->cap, v->nmsgs, sizeof(*x->pm), 64))
+		return -ENOMEM;
 	for (uint32_t i = 0; i < v->nmsgs; i++) {
 		const struct tc_msg *vm = &v->msgs[i];
 		int vc[TC_MAX_DIMS], any = 0;

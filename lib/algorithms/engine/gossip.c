@@ -56,22 +56,15 @@ struct g_state {
 	unsigned char *pass;		  /* nfeeds*nitems: 0 no, 1 pass it, 2 pass it one step after it arrives */
 	int *feed_first;		  /* n+1, feeds sorted by feeder */
 	struct g_send *sends;
-	size_t nsends, capsends;
+	uint32_t nsends, capsends;
 	uint64_t *recv;			  /* n*nitems bits: node received item (g_run) */
 	int twice;			  /* some node received some item twice */
 };
 
 static int g_push_send(struct g_state *g, uint32_t step, int src, int port, int item)
 {
-	if (g->nsends == g->capsends) {
-		size_t ncap = g->capsends ? 2 * g->capsends : 4096;
-		struct g_send *t = realloc(g->sends, ncap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		g->sends = t;
-		g->capsends = ncap;
-	}
+	if (tc_grow((void **)&g->sends, &g->capsends, g->nsends + 1, sizeof(*g->sends), 4096))
+		return -ENOMEM;
 	g->sends[g->nsends].step = step;
 	g->sends[g->nsends].src = src;
 	g->sends[g->nsends].port = port;
@@ -612,20 +605,13 @@ static int g_feeds(struct g_state *g, struct tc_gossip_info *info, const char **
 /* Events waiting to be sent. */
 struct g_evq {
 	struct g_ev *v;
-	size_t n, cap;
+	uint32_t n, cap;
 };
 
 static int g_evpush(struct g_evq *q, struct g_ev e)
 {
-	if (q->n == q->cap) {
-		size_t ncap = q->cap ? 2 * q->cap : 1024;
-		struct g_ev *t = realloc(q->v, ncap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		q->v = t;
-		q->cap = ncap;
-	}
+	if (tc_grow((void **)&q->v, &q->cap, q->n + 1, sizeof(*q->v), 1024))
+		return -ENOMEM;
 	q->v[q->n++] = e;
 	return 0;
 }
