@@ -4,7 +4,8 @@
 #   make check      install dependencies, build, run every suite, print one summary line
 #   make demo       install dependencies, build, load the module (in a VM if needed), run collectives
 # Each directory owns a fragment: lib/lib.mk, utils/utils.mk, kmod/kmod.mk,
-# tests/unit/unit.mk, tests/vm/vm.mk, tests/stress/stress.mk.
+# tests/unit/unit.mk, tests/vm/vm.mk, tests/stress/stress.mk, mpi/mpi.mk,
+# tests/mpi/mpi.mk.
 
 CC ?= gcc
 O := build
@@ -27,6 +28,7 @@ include kmod/kmod.mk
 include tests/unit/unit.mk
 include tests/vm/vm.mk
 include tests/stress/stress.mk
+include mpi/mpi.mk
 
 # check: every suite runs even if an earlier one fails; the last line sums them.
 # A build error in one file must not hide the other suites: build what
