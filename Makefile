@@ -29,6 +29,7 @@ include tests/unit/unit.mk
 include tests/vm/vm.mk
 include tests/stress/stress.mk
 include mpi/mpi.mk
+include tests/mpi/mpi.mk
 
 # check: every suite runs even if an earlier one fails; the last line sums them.
 # A build error in one file must not hide the other suites: build what
