@@ -62,7 +62,7 @@ TM_HIDDEN const char *tm_coll_name(enum tm_coll c);
  * One served call: everything that must live until it completes and what
  * to do then (unpack a non-contiguous receive, copy a result out, free).
  */
-#define TM_MAX_FREE 6
+#define TM_MAX_FREE 16
 struct tm_call {
 	enum tm_coll coll;
 	tc_comm_t *tc;
