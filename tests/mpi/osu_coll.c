@@ -5,7 +5,9 @@
  * microseconds. A plain MPI program: compare plain Open MPI with the same
  * run under LD_PRELOAD=libtorusmpi.so.
  *
- *   osu_coll [-t alltoall|allgather|barrier] [-m MIN:MAX] [-i ITERS] [-w WARMUP] [-c]
+ *   osu_coll [-t alltoall|allgather|barrier] [-m MIN:MAX] [-f FACTOR] [-i ITERS] [-w WARMUP] [-c]
+ *
+ * Sizes go from MIN to MAX, multiplied by FACTOR (default 2) each time.
  *
  * -c validates every iteration: each rank fills its send buffer with a
  * pattern of (rank, peer, iteration) and checks every received byte; rank 0
@@ -24,7 +26,7 @@ static unsigned char pat(int src, int dst, int it, size_t k)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: osu_coll [-t alltoall|allgather|barrier] [-m MIN:MAX] [-i ITERS] [-w WARMUP] [-c]\n");
+	fprintf(stderr, "usage: osu_coll [-t alltoall|allgather|barrier] [-m MIN:MAX] [-f FACTOR] [-i ITERS] [-w WARMUP] [-c]\n");
 	exit(2);
 }
 
@@ -32,19 +34,24 @@ int main(int argc, char **argv)
 {
 	const char *type = "alltoall";
 	size_t minb = 1, maxb = 65536;
-	int iters = 20, warm = 3, check = 0, opt, rank, n, tapn = 0, tapfail = 0;
+	int iters = 20, warm = 3, check = 0, factor = 2, opt, rank, n, tapn = 0, tapfail = 0;
 	unsigned char *s, *r;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
-	while ((opt = getopt(argc, argv, "t:m:i:w:c")) != -1) {
+	while ((opt = getopt(argc, argv, "t:m:f:i:w:c")) != -1) {
 		switch (opt) {
 		case 't':
 			type = optarg;
 			break;
 		case 'm':
 			if (sscanf(optarg, "%zu:%zu", &minb, &maxb) != 2)
+				usage();
+			break;
+		case 'f':
+			factor = atoi(optarg);
+			if (factor < 2)
 				usage();
 			break;
 		case 'i':
@@ -69,7 +76,7 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		printf("# osu_coll %s, %d ranks, %d iterations%s\n# %-10s %12s %12s %12s\n", type, n, iters,
 		       check ? ", validated" : "", "bytes", "avg(us)", "min(us)", "max(us)");
-	for (size_t m = minb; m <= maxb; m = m ? m * 2 : 1) {
+	for (size_t m = minb; m <= maxb; m = m ? m * factor : 1) {
 		double t = 0, sum, mn, mx;
 		long bad = 0, allbad = 0;
 
