@@ -204,7 +204,7 @@ static int tm_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *r
 		       MPI_Comm comm, MPI_Request *req)
 {
 	tc_comm_t *tc = tm_comm_lookup(comm);
-	size_t m = tm_bytes(rcount, rtype);
+	size_t m = tc ? tm_bytes(rcount, rtype) : 0;
 	struct tm_view sv, rv;
 	struct tm_call *c;
 	int P, ret;

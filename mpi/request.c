@@ -12,12 +12,21 @@
  * rank keeps moving while the collective is outstanding.
  */
 #include <pthread.h>
-#include <sched.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "torusmpi.h"
+
+/* Between polls: sleep briefly rather than spin, so the library's progress
+ * threads (and the peers' processes on an oversubscribed host) get the CPU. */
+static void tm_pause(void)
+{
+	struct timespec ts = { 0, 20 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
 
 static pthread_mutex_t tm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tm_call *tm_pending; /* nonblocking calls not yet complete */
@@ -222,7 +231,7 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 
 	while (tm_poll(1, req)) {
 		PMPI_Test(req, &flag, MPI_STATUS_IGNORE); /* drives MPI's progress; ours is not complete */
-		sched_yield();
+		tm_pause();
 	}
 	return PMPI_Wait(req, status);
 }
@@ -240,7 +249,7 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 	while (tm_poll(n, reqs)) {
 		/* all-or-nothing: with ours incomplete this completes none */
 		PMPI_Testall(n, reqs, &flag, MPI_STATUSES_IGNORE);
-		sched_yield();
+		tm_pause();
 	}
 	return PMPI_Waitall(n, reqs, statuses);
 }
@@ -262,7 +271,7 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 		err = PMPI_Testany(n, reqs, index, &flag, status);
 		if (err != MPI_SUCCESS || flag)
 			return err;
-		sched_yield();
+		tm_pause();
 	}
 }
 
@@ -283,7 +292,7 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
 		err = PMPI_Testsome(n, reqs, outcount, indices, statuses);
 		if (err != MPI_SUCCESS || *outcount != 0)
 			return err;
-		sched_yield();
+		tm_pause();
 	}
 }
 
@@ -293,7 +302,7 @@ int MPI_Request_free(MPI_Request *req)
 
 	while (tm_poll(1, req)) {
 		PMPI_Test(req, &flag, MPI_STATUS_IGNORE);
-		sched_yield();
+		tm_pause();
 	}
 	return PMPI_Request_free(req);
 }
