@@ -5,7 +5,7 @@
 #   make demo       install dependencies, build, load the module (in a VM if needed), run collectives
 # Each directory owns a fragment: lib/lib.mk, utils/utils.mk, kmod/kmod.mk,
 # tests/unit/unit.mk, tests/vm/vm.mk, tests/stress/stress.mk, tests/tools/tools.mk,
-# examples/examples.mk.
+# examples/examples.mk, mpi/mpi.mk, tests/mpi/mpi.mk.
 #   make install    PREFIX (default /usr/local) and DESTDIR as usual; make uninstall
 
 CC ?= gcc
@@ -36,6 +36,8 @@ include tests/vm/vm.mk
 include tests/stress/stress.mk
 include tests/tools/tools.mk
 include examples/examples.mk
+include mpi/mpi.mk
+include tests/mpi/mpi.mk
 
 # check: every suite runs even if an earlier one fails; the last line sums them.
 # A build error in one file must not hide the other suites: build what
