@@ -34,3 +34,9 @@ install-mpi: $(TM_SO) install-lib
 	install -m 0755 $(TM_SO) $(DESTDIR)$(LIBDIR)/libtorusmpi.so.1
 	ln -sf libtorusmpi.so.1 $(DESTDIR)$(LIBDIR)/libtorusmpi.so
 	install -m 0644 man/man7/libtorusmpi.7 $(DESTDIR)$(MANDIR)/man7/libtorusmpi.7
+
+.PHONY: uninstall-mpi
+uninstall: uninstall-mpi
+uninstall-mpi:
+	rm -f $(DESTDIR)$(LIBDIR)/libtorusmpi.so.1 $(DESTDIR)$(LIBDIR)/libtorusmpi.so \
+		$(DESTDIR)$(MANDIR)/man7/libtorusmpi.7
