@@ -36,6 +36,7 @@ include tests/vm/vm.mk
 include tests/stress/stress.mk
 include tests/tools/tools.mk
 include examples/examples.mk
+include tests/verbs/verbs.mk
 
 # check: every suite runs even if an earlier one fails; the last line sums them.
 # A build error in one file must not hide the other suites: build what

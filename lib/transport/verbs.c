@@ -93,7 +93,9 @@
 
 enum tc_vb_wr { TC_VB_WR_RECV = 1, TC_VB_WR_CTRL, TC_VB_WR_DATA };
 enum tc_vb_msg_type { TC_VB_MSG_RTR = 1, TC_VB_MSG_CREDIT };
-enum tc_vb_state { TC_VB_IDLE, TC_VB_CONNECTING, TC_VB_ACCEPTING, TC_VB_UP, TC_VB_FAILED };
+/* DRAINING: the connection broke; its QP is in the error state and flushes
+ * what was posted before the peer's transfers are failed (FAILED). */
+enum tc_vb_state { TC_VB_IDLE, TC_VB_CONNECTING, TC_VB_ACCEPTING, TC_VB_UP, TC_VB_DRAINING, TC_VB_FAILED };
 
 /* The control message (SEND into a posted receive slot). */
 struct tc_vb_msg {
@@ -143,8 +145,9 @@ struct tc_vb_op {
 struct tc_vb_peer {
 	struct rdma_cm_id *id;
 	enum tc_vb_state state;
-	int err;	     /* TC_VB_FAILED: negative errno */
-	char why[96];	     /* TC_VB_FAILED: what happened */
+	int err;	     /* DRAINING, FAILED: negative errno */
+	char why[96];	     /* DRAINING, FAILED: what happened */
+	uint32_t rq_posted;  /* receives posted on its QP, not completed */
 	uint32_t credits;    /* receives the peer has posted for us, unspent */
 	uint32_t owed;	     /* receives we reposted and have not reported */
 	uint32_t sq_used;
@@ -337,6 +340,44 @@ static void tc_vb_peer_fail(struct tc_vb *vb, int rank, int err, const char *fmt
 	}
 }
 
+/*
+ * The connection to the peer broke (it disconnected, or a completion
+ * failed). Data it delivered before may still sit in the CQ unseen, and a
+ * write of ours may have been acknowledged just before: so move the QP to
+ * the error state, let every posted work request complete (in order, after
+ * those), and fail the peer's remaining transfers only then (tc_vb_drained).
+ */
+static void tc_vb_peer_down(struct tc_vb *vb, int rank, int err, const char *why)
+{
+	struct tc_vb_peer *pe = &vb->peers[rank];
+
+	if (pe->state == TC_VB_FAILED || pe->state == TC_VB_DRAINING)
+		return;
+	if (!pe->id || !pe->id->qp || (!pe->sq_used && !pe->rq_posted)) {
+		tc_vb_peer_fail(vb, rank, err, "%s", why);
+		return;
+	}
+	pe->state = TC_VB_DRAINING;
+	pe->err = err;
+	snprintf(pe->why, sizeof(pe->why), "%s", why);
+	if (rdma_disconnect(pe->id)) {
+		struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+
+		ibv_modify_qp(pe->id->qp, &qa, IBV_QP_STATE);
+	}
+}
+
+static void tc_vb_drained(struct tc_vb *vb, int rank)
+{
+	struct tc_vb_peer *pe = &vb->peers[rank];
+	char why[sizeof(pe->why)];
+
+	if (pe->state != TC_VB_DRAINING || pe->sq_used || pe->rq_posted)
+		return;
+	memcpy(why, pe->why, sizeof(why));
+	tc_vb_peer_fail(vb, rank, pe->err, "%s", why);
+}
+
 static int tc_vb_post_recv_slot(struct tc_vb *vb, int rank, uint32_t slot)
 {
 	struct tc_vb_peer *pe = &vb->peers[rank];
@@ -347,8 +388,11 @@ static int tc_vb_post_recv_slot(struct tc_vb *vb, int rank, uint32_t slot)
 		.sg_list = &sge,
 		.num_sge = 1,
 	}, *bad;
+	int ret = -ibv_post_recv(pe->id->qp, &wr, &bad);
 
-	return -ibv_post_recv(pe->id->qp, &wr, &bad);
+	if (!ret)
+		pe->rq_posted++;
+	return ret;
 }
 
 static int tc_vb_make_qp(struct tc_vb *vb, int rank, struct rdma_cm_id *id)
@@ -374,7 +418,6 @@ static int tc_vb_make_qp(struct tc_vb *vb, int rank, struct rdma_cm_id *id)
 	}
 	pe->credits = TC_VB_CREDITS;
 	pe->owed = 0;
-	pe->sq_used = 0;
 	return 0;
 }
 
@@ -638,7 +681,7 @@ static void tc_vb_on_cm(struct tc_vb *vb, struct rdma_cm_event *ev, const struct
 			tc_vb_peer_fail(vb, rank, -errno, "rdma_connect failed: %s", tc_strerror(-errno));
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (pe && pe->state != TC_VB_FAILED) {
+		if (pe && (pe->state == TC_VB_CONNECTING || pe->state == TC_VB_ACCEPTING)) {
 			pe->state = TC_VB_UP;
 			tc_vb_flush(vb, rank);
 		}
@@ -654,7 +697,7 @@ static void tc_vb_on_cm(struct tc_vb *vb, struct rdma_cm_event *ev, const struct
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		if (pe)
-			tc_vb_peer_fail(vb, rank, -ECONNRESET, "it disconnected (exited or died)");
+			tc_vb_peer_down(vb, rank, -ECONNRESET, "it disconnected (exited or died)");
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		for (int r = 0; r < vb->size; r++)
@@ -727,23 +770,27 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 	if (rank >= vb->size)
 		return;
 	pe = &vb->peers[rank];
+	if (kind == TC_VB_WR_RECV)
+		pe->rq_posted--;
+	else
+		pe->sq_used--;
 	if (wc->status != IBV_WC_SUCCESS) {
-		if (kind != TC_VB_WR_RECV)
-			pe->sq_used--;
+		char why[96];
+
 		if (wc->status == IBV_WC_WR_FLUSH_ERR)
-			tc_vb_peer_fail(vb, rank, -ECONNRESET, "its connection went to the error state");
+			snprintf(why, sizeof(why), "its connection went to the error state");
 		else
-			tc_vb_peer_fail(vb, rank, wc->status == IBV_WC_RNR_RETRY_EXC_ERR ? -ENOBUFS : -EIO,
-					"a %s completed with %s", kind == TC_VB_WR_RECV ? "receive" : "send",
-					ibv_wc_status_str(wc->status));
+			snprintf(why, sizeof(why), "a %s completed with %s", kind == TC_VB_WR_RECV ? "receive" : "send",
+				 ibv_wc_status_str(wc->status));
+		tc_vb_peer_down(vb, rank, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET :
+					  wc->status == IBV_WC_RNR_RETRY_EXC_ERR ? -ENOBUFS : -EIO, why);
+		tc_vb_drained(vb, rank);
 		return;
 	}
 	switch (kind) {
 	case TC_VB_WR_CTRL:
-		pe->sq_used--;
 		break;
 	case TC_VB_WR_DATA:
-		pe->sq_used--;
 		if (idx < vb->nrecs && !vb->recs[idx].done) {
 			vb->recs[idx].done = 1;
 			vb->ndone++;
@@ -770,10 +817,10 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 			counted = m.type != TC_VB_MSG_CREDIT;
 			tc_vb_on_ctrl(vb, rank, &m);
 		}
-		if (pe->state == TC_VB_FAILED)
+		if (pe->state == TC_VB_FAILED || pe->state == TC_VB_DRAINING)
 			break;
 		if (tc_vb_post_recv_slot(vb, rank, idx)) {
-			tc_vb_peer_fail(vb, rank, -EIO, "reposting a receive failed");
+			tc_vb_peer_down(vb, rank, -EIO, "reposting a receive failed");
 			break;
 		}
 		if (counted)
@@ -783,6 +830,7 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 	default:
 		break;
 	}
+	tc_vb_drained(vb, rank);
 }
 
 /* Reap what is there (no blocking); returns how many events were handled. */
@@ -1084,6 +1132,8 @@ static void tc_vb_describe(struct tc_vb *vb, const struct tc_vb_rec *r)
 
 	if (pe->state == TC_VB_FAILED)
 		snprintf(vb->what, sizeof(vb->what), "on %s: %s", host, pe->why);
+	else if (pe->state == TC_VB_DRAINING)
+		snprintf(vb->what, sizeof(vb->what), "on %s: %s (its QP still flushing)", host, pe->why);
 	else if (pe->state != TC_VB_UP)
 		snprintf(vb->what, sizeof(vb->what), "on %s: the connection was never established: %s", host,
 			 r->peer > vb->rank ? "it did not connect to us" : "no answer to our connect");

@@ -1,0 +1,33 @@
+# The verbs suite: libtoruscoll over RDMA verbs, run in a guest over soft-RoCE
+# (utils/torus-vm --rxe) with ranks started by mpirun. Built only when the
+# library has the verbs transport (lib/lib.mk: TC_HAVE_VERBS).
+VERBS_SRCS := $(wildcard tests/verbs/*.c)
+VERBS_BINS := $(patsubst tests/verbs/%.c,$(O)/tests/verbs/%,$(VERBS_SRCS))
+
+.PHONY: check-verbs
+ifeq ($(TC_HAVE_VERBS),1)
+all: $(VERBS_BINS)
+endif
+$(VERBS_BINS): $(O)/tests/verbs/%: tests/verbs/%.c $(LIB_A) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D); rm -f $@
+	$(CC) $(TC_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
+
+# build/results/verbs always ends up written; a guest that could not run, or
+# whose kernel log shows a problem, adds a failure.
+check-verbs:
+	-@$(MAKE) -k --no-print-directory $(VERBS_BINS) 2>&1 | grep -v 'is up to date' || true
+	@mkdir -p $(O)/results; rm -f $(O)/results/verbs; \
+	 if [ "$(TC_HAVE_VERBS)" != 1 ]; then \
+		echo "check-verbs: libtoruscoll built without verbs (libibverbs-dev librdmacm-dev libpmix-dev): one failure"; \
+		echo "0 1 0" >$(O)/results/verbs; exit 0; \
+	 fi; \
+	 utils/torus-vm --rxe --no-module --timeout $(or $(VERBS_TIMEOUT),900) -- tests/verbs/run-guest $(O)/results/verbs; rc=$$?; \
+	 if [ ! -s $(O)/results/verbs ]; then \
+		echo "check-verbs: the guest wrote no result (torus-vm status $$rc): counted as one failure"; \
+		echo "0 1 0" >$(O)/results/verbs; \
+	 elif [ $$rc -ne 0 ]; then \
+		read -r p f s <$(O)/results/verbs; \
+		[ "$$f" -gt 0 ] || { echo "check-verbs: torus-vm status $$rc with no failing test: counted as one failure"; \
+			echo "$$p 1 $$s" >$(O)/results/verbs; }; \
+	 fi; \
+	 read -r p f s <$(O)/results/verbs; echo "verbs: $$p passed, $$f failed, $$s skipped"; [ "$$f" -eq 0 ]
