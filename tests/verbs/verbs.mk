@@ -1,13 +1,21 @@
 # The verbs suite: libtoruscoll over RDMA verbs, run in a guest over soft-RoCE
 # (utils/torus-vm --rxe) with ranks started by mpirun. Built only when the
 # library has the verbs transport (lib/lib.mk: TC_HAVE_VERBS).
-VERBS_SRCS := $(wildcard tests/verbs/*.c)
+# bench_mpi is an MPI program: built with mpicc when there is one.
+VERBS_SRCS := $(filter-out tests/verbs/bench_mpi.c,$(wildcard tests/verbs/*.c))
 VERBS_BINS := $(patsubst tests/verbs/%.c,$(O)/tests/verbs/%,$(VERBS_SRCS))
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
 
 .PHONY: check-verbs
 ifeq ($(TC_HAVE_VERBS),1)
 all: $(VERBS_BINS)
 endif
+ifneq ($(MPICC),)
+all: $(O)/tests/verbs/bench_mpi
+endif
+$(O)/tests/verbs/bench_mpi: tests/verbs/bench_mpi.c
+	@mkdir -p $(@D); rm -f $@
+	$(MPICC) $(CFLAGS) $(WARN) -o $@ $<
 $(VERBS_BINS): $(O)/tests/verbs/%: tests/verbs/%.c $(LIB_A) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D); rm -f $@
 	$(CC) $(TC_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
