@@ -217,7 +217,8 @@ static int tc_vb_find_addr(const char *want, char *name, size_t name_len, uint32
 	if (!list || !n) {
 		if (list)
 			ibv_free_device_list(list);
-		return tc_err(-ENODEV, "transport verbs: no RDMA device (for soft-RoCE: rdma link add rxe0 type rxe netdev IF)");
+		return tc_err(-ENODEV, "transport verbs: %s%s%sthis host has no RDMA device (for soft-RoCE: rdma link add "
+			      "rxe0 type rxe netdev IF)", want ? "no RDMA device named " : "", want ? want : "", want ? ": " : "");
 	}
 	for (int i = 0; i < n && !found; i++) {
 		const char *dn = ibv_get_device_name(list[i]);
@@ -904,7 +905,7 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 		return ret;
 	vb->ch = rdma_create_event_channel();
 	if (!vb->ch)
-		return tc_err(-errno, "transport verbs: no rdma_cm (/dev/infiniband/rdma_cm: %s): load rdma_ucm",
+		return tc_err(-ENODEV, "transport verbs: no rdma_cm (/dev/infiniband/rdma_cm: %s): load rdma_ucm",
 			      tc_strerror(-errno));
 	flags = fcntl(vb->ch->fd, F_GETFL);
 	if (flags < 0 || fcntl(vb->ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)

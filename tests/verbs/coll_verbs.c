@@ -8,7 +8,7 @@
  *
  *   coll_verbs --out DIR [--sizes "1 100"] [--light] [--no-everyday]
  *                                                         the collectives
- *   coll_verbs --out DIR --kill RANK                      peer death
+ *   coll_verbs --out DIR --kill RANK | --stall RANK       peer death, a stalled peer
  *   coll_verbs --out DIR --cycles N                       create/destroy leaks
  *   coll_verbs --report DIR NRANKS LABEL                  TAP of a run
  *
@@ -20,7 +20,8 @@
  * tests/unit/coll_checks.h (barrier, bcast, reduce, allreduce,
  * reduce_scatter, the v-variants, error returns and the nonblocking forms,
  * each result checked against the reference).
- * Kill: RANK SIGKILLs itself after tc_comm_create; every other rank's
+ * Kill: RANK SIGKILLs itself after tc_comm_create (stall: sleeps 2.5 x
+ * TC_TIMEOUT_MS instead of calling the collective); every other rank's
  * alltoall must fail within 2 x TC_TIMEOUT_MS, its error naming the step,
  * the peer and that peer's host.
  * Cycles: N x (create, one alltoall that connects every pair, destroy); the
@@ -159,7 +160,12 @@ static int mode_colls(tc_comm_t *comm, const size_t *sizes, int nsizes, int ligh
 	return 0;
 }
 
-static int mode_kill(tc_comm_t *comm, int victim, int timeout_ms, const char *host)
+/*
+ * One rank fails the others: it SIGKILLs itself (kill) or sleeps 2.5 x the
+ * timeout without calling the collective (stall). Every other rank's
+ * alltoall must fail within 2 x the timeout naming a step, a peer and its host.
+ */
+static int mode_peer(tc_comm_t *comm, int victim, int stall, int timeout_ms, const char *host)
 {
 	int me = tc_comm_rank(comm), P = tc_comm_size(comm);
 	unsigned char *sb = calloc(P, 64), *rb = calloc(P, 64);
@@ -172,21 +178,26 @@ static int mode_kill(tc_comm_t *comm, int victim, int timeout_ms, const char *ho
 	tc_comm_set_algo(comm, TC_ALLTOALL, "direct");
 	if (me == victim) {
 		fflush(NULL);
-		raise(SIGKILL);
+		if (!stall)
+			raise(SIGKILL);
+		usleep(timeout_ms * 2500);
+		free(sb);
+		free(rb);
+		return 0;
 	}
-	usleep(200000); /* let the victim die first */
+	if (!stall)
+		usleep(200000); /* let the victim die first */
 	t0 = now_ms();
 	ret = tc_alltoall(comm, sb, rb, 64);
 	dt = now_ms() - t0;
 	e = tc_last_error();
 	if (!ret)
-		put('f', "kill: alltoall fails", 0, "it succeeded without rank %d", victim);
+		put('f', "peer: alltoall fails", 0, "it succeeded without rank %d", victim);
 	else
-		put(dt <= 2.0 * timeout_ms ? 'o' : 'f', "kill: alltoall fails within 2 x timeout", 1,
+		put(dt <= 2.0 * timeout_ms ? 'o' : 'f', "peer: alltoall fails within 2 x timeout", 1,
 		    "%.0f ms (timeout %d ms): %s", dt, timeout_ms, e);
-	/* the error names a step, a peer and its host */
 	put(ret && strstr(e, "step ") && strstr(e, "node ") && strstr(e, host) ? 'o' : 'f',
-	    "kill: the error names the step, the peer and its host", 1, "%s", ret ? e : "(no error)");
+	    "peer: the error names the step, the peer and its host", 1, "%s", ret ? e : "(no error)");
 	free(sb);
 	free(rb);
 	return 0;
@@ -318,7 +329,7 @@ static int report(const char *dir, int nranks, const char *what)
 	}
 	for (int i = 0; i < nc; i++) {
 		struct check *c = &cs[i];
-		int want = strncmp(c->label, "kill:", 5) ? nranks : nranks - 1;
+		int want = strncmp(c->label, "peer:", 5) ? nranks : nranks - 1;
 
 		if (c->st == 's' && c->ranks == want) {
 			tap_skip("%s: %s: %s", what, c->label, c->detail);
@@ -345,7 +356,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = NULL, *env;
 	size_t sizes[8] = { 1, 100 };
-	int nsizes = 2, light = 0, everyday = 1, kill_rank = -1, cycles = 0, ret, timeout_ms = 10000;
+	int nsizes = 2, light = 0, everyday = 1, stall = 0, kill_rank = -1, cycles = 0, ret, timeout_ms = 10000;
 	char path[512], host[64] = "";
 	tc_comm_t *comm;
 
@@ -368,10 +379,13 @@ int main(int argc, char **argv)
 			everyday = 0;
 		} else if (!strcmp(argv[i], "--kill") && i + 1 < argc) {
 			kill_rank = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--stall") && i + 1 < argc) {
+			kill_rank = atoi(argv[++i]);
+			stall = 1;
 		} else if (!strcmp(argv[i], "--cycles") && i + 1 < argc) {
 			cycles = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: coll_verbs --out DIR [--sizes \"M...\"] [--light] [--no-everyday] [--kill RANK] [--cycles N]\n"
+			fprintf(stderr, "usage: coll_verbs --out DIR [--sizes \"M...\"] [--light] [--no-everyday] [--kill RANK | --stall RANK] [--cycles N]\n"
 					"       coll_verbs --report DIR NRANKS LABEL\n");
 			return 2;
 		}
@@ -403,7 +417,7 @@ int main(int argc, char **argv)
 	put(strcmp(tc_comm_transport_name(comm), "verbs") ? 'f' : 'o', "tc_comm_create: transport verbs", 1,
 	    "rank %d of %d, transport %s", tc_comm_rank(comm), tc_comm_size(comm), tc_comm_transport_name(comm));
 	if (kill_rank >= 0)
-		ret = mode_kill(comm, kill_rank, timeout_ms, host);
+		ret = mode_peer(comm, kill_rank, stall, timeout_ms, host);
 	else
 		ret = mode_colls(comm, sizes, nsizes, light, everyday);
 	tc_comm_destroy(comm);
