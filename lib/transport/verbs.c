@@ -81,7 +81,8 @@
 #define TC_VB_EXTRA 4	  /* more receives, for credit messages */
 #define TC_VB_RQ (TC_VB_CREDITS + TC_VB_EXTRA)
 #define TC_VB_SQ (TC_VB_CREDITS + TC_VB_EXTRA + 8)
-#define TC_VB_SLOT 64	  /* bytes per control-message slot */
+#define TC_VB_SLOT 1024	  /* bytes per receive slot: a control message or an eager one */
+#define TC_VB_TXH 64	  /* bytes per eager-send header in the send ring */
 #define TC_VB_SPIN_NS 20000 /* busy-poll this long before blocking */
 #define TC_VB_RESOLVE_MS 2000
 #define TC_VB_MAGIC 0x74637662u /* "tcvb" */
@@ -92,7 +93,7 @@
 #define TC_VB_IMM_CREDIT_SHIFT 24
 
 enum tc_vb_wr { TC_VB_WR_RECV = 1, TC_VB_WR_CTRL, TC_VB_WR_DATA };
-enum tc_vb_msg_type { TC_VB_MSG_RTR = 1, TC_VB_MSG_CREDIT };
+enum tc_vb_msg_type { TC_VB_MSG_RTR = 1, TC_VB_MSG_CREDIT, TC_VB_MSG_EAGER };
 /* DRAINING: the connection broke; its QP is in the error state and flushes
  * what was posted before the peer's transfers are failed (FAILED). */
 enum tc_vb_state { TC_VB_IDLE, TC_VB_CONNECTING, TC_VB_ACCEPTING, TC_VB_UP, TC_VB_DRAINING, TC_VB_FAILED };
@@ -109,7 +110,10 @@ struct tc_vb_msg {
 	uint32_t rkey;
 	uint32_t __pad2;
 };
-_Static_assert(sizeof(struct tc_vb_msg) <= TC_VB_SLOT, "control message larger than its slot");
+_Static_assert(sizeof(struct tc_vb_msg) <= TC_VB_TXH, "control message larger than its slot");
+/* The largest eager message: what fits in a receive slot after its header. */
+#define TC_VB_EAGER_MAX (TC_VB_SLOT - sizeof(struct tc_vb_msg))
+#define TC_VB_EAGER_DEFAULT TC_VB_EAGER_MAX
 
 /* What each rank publishes about itself for one communicator. */
 struct tc_vb_card {
@@ -120,7 +124,8 @@ struct tc_vb_card {
 	uint16_t port;	/* network order */
 	uint16_t __pad;
 	uint32_t seq;
-	char host[40];
+	uint32_t eager; /* eager threshold: must be the same on every rank */
+	char host[36];
 };
 
 /* rdma_cm private data of a connection request. */
@@ -136,10 +141,17 @@ struct tc_vb_rtr {
 	uint32_t rkey, rid;
 };
 
-/* A queued outgoing operation: an RTR for a receive, or a data write. */
+/* A queued outgoing operation: an RTR for a receive, an eager send or a data write. */
+enum tc_vb_op_kind { TC_VB_OP_RTR = 1, TC_VB_OP_EAGER, TC_VB_OP_WRITE };
 struct tc_vb_op {
-	uint8_t kind; /* TC_VB_MSG_RTR or TC_VB_WR_DATA */
+	uint8_t kind; /* enum tc_vb_op_kind */
 	uint32_t rec;
+};
+
+/* An eager message that arrived before its receive was posted: it holds its slot. */
+struct tc_vb_unexp {
+	uint64_t tag, len;
+	uint32_t slot;
 };
 
 struct tc_vb_peer {
@@ -153,6 +165,9 @@ struct tc_vb_peer {
 	uint32_t sq_used;
 	struct tc_vb_rtr *rtr;
 	uint32_t nrtr, cap_rtr;
+	struct tc_vb_unexp *unexp;
+	uint32_t nunexp, cap_unexp;
+	uint32_t tx_next;    /* eager-send header ring position */
 	struct tc_vb_op *q;
 	uint32_t qhead, qtail, cap_q;
 	struct tc_vb_card card;
@@ -181,8 +196,9 @@ struct tc_vb {
 	char *buf;
 	size_t buf_bytes;
 	struct ibv_mr *mr;
-	char *slots; /* P * TC_VB_RQ control receive slots */
+	char *slots; /* P * TC_VB_RQ receive slots, then P * TC_VB_SQ eager-send headers */
 	struct ibv_mr *slots_mr;
+	uint32_t eager; /* messages up to this many bytes go eager (0: none) */
 	struct tc_vb_peer *peers;
 	struct tc_boot boot;
 	int size, rank;
@@ -401,7 +417,7 @@ static int tc_vb_make_qp(struct tc_vb *vb, int rank, struct rdma_cm_id *id)
 	struct ibv_qp_init_attr qa = {
 		.send_cq = vb->cq,
 		.recv_cq = vb->cq,
-		.cap = { .max_send_wr = TC_VB_SQ, .max_recv_wr = TC_VB_RQ, .max_send_sge = 1, .max_recv_sge = 1,
+		.cap = { .max_send_wr = TC_VB_SQ, .max_recv_wr = TC_VB_RQ, .max_send_sge = 2, .max_recv_sge = 1,
 			 .max_inline_data = sizeof(struct tc_vb_msg) },
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 1,
@@ -495,7 +511,7 @@ static int tc_vb_issue(struct tc_vb *vb, int rank, const struct tc_vb_op *op)
 	struct tc_vb_rec *r = &vb->recs[op->rec];
 	int ret;
 
-	if (op->kind == TC_VB_MSG_RTR) {
+	if (op->kind == TC_VB_OP_RTR) {
 		struct tc_vb_msg m = {
 			.type = TC_VB_MSG_RTR,
 			.rid = op->rec,
@@ -509,6 +525,31 @@ static int tc_vb_issue(struct tc_vb *vb, int rank, const struct tc_vb_op *op)
 		ret = tc_vb_send_ctrl(vb, rank, &m);
 		if (ret)
 			pe->owed += m.credits;
+	} else if (op->kind == TC_VB_OP_EAGER) {
+		/* header from the send ring (free: at most TC_VB_SQ - 1 sends are outstanding, in order) */
+		struct tc_vb_msg *h = (struct tc_vb_msg *)(vb->slots + (size_t)vb->size * TC_VB_RQ * TC_VB_SLOT +
+							    ((size_t)rank * TC_VB_SQ + pe->tx_next % TC_VB_SQ) * TC_VB_TXH);
+		struct ibv_sge sge[2] = {
+			{ .addr = (uintptr_t)h, .length = sizeof(*h), .lkey = vb->slots_mr->lkey },
+			{ .addr = (uintptr_t)(vb->buf + r->off), .length = r->len, .lkey = vb->mr->lkey },
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = (uint64_t)TC_VB_WR_DATA << 56 | (uint64_t)rank << 32 | op->rec,
+			.sg_list = sge,
+			.num_sge = 2,
+			.opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+
+		*h = (struct tc_vb_msg){ .type = TC_VB_MSG_EAGER, .tag = r->tag, .len = r->len };
+		h->credits = tc_vb_take_owed(pe);
+		ret = -ibv_post_send(pe->id->qp, &wr, &bad);
+		if (ret) {
+			pe->owed += h->credits;
+		} else {
+			pe->sq_used++;
+			pe->tx_next++;
+		}
 	} else {
 		struct ibv_sge sge = { .addr = (uintptr_t)(vb->buf + r->off), .length = r->len, .lkey = vb->mr->lkey };
 		struct ibv_send_wr wr = {
@@ -607,7 +648,7 @@ static int tc_vb_match(struct tc_vb *vb, uint32_t rec, const struct tc_vb_rtr *t
 	r->rid = t->rid;
 	if (t->len != r->len)
 		r->status = -EMSGSIZE; /* written as an error immediate; fails both sides */
-	return tc_vb_enqueue(vb, r->peer, TC_VB_WR_DATA, rec);
+	return tc_vb_enqueue(vb, r->peer, TC_VB_OP_WRITE, rec);
 }
 
 /* ---- events: connection manager and completions ------------------------ */
@@ -733,15 +774,55 @@ static int tc_vb_cm_events(struct tc_vb *vb)
 	return n;
 }
 
-static void tc_vb_on_ctrl(struct tc_vb *vb, int rank, const struct tc_vb_msg *m)
+/* An eager message's bytes into its receive (lengths checked). */
+static void tc_vb_eager_deliver(struct tc_vb *vb, uint32_t rec, const char *slot, uint64_t len)
+{
+	struct tc_vb_rec *r = &vb->recs[rec];
+
+	if (len != r->len)
+		r->status = -EMSGSIZE;
+	else
+		memcpy(vb->buf + r->off, slot + sizeof(struct tc_vb_msg), len);
+	r->done = 1;
+	vb->ndone++;
+}
+
+/* A message in receive slot idx; returns 1 if the slot stays held (an
+ * eager message whose receive is not posted yet). */
+static int tc_vb_on_ctrl(struct tc_vb *vb, int rank, uint32_t idx, uint32_t byte_len)
 {
 	struct tc_vb_peer *pe = &vb->peers[rank];
+	const char *slot = vb->slots + ((size_t)rank * TC_VB_RQ + idx) * TC_VB_SLOT;
+	struct tc_vb_msg mm, *m = &mm;
 	struct tc_vb_rtr t;
 	uint32_t i;
 
+	memcpy(m, slot, sizeof(*m));
 	pe->credits += m->credits;
+	if (m->type == TC_VB_MSG_EAGER) {
+		if (byte_len != sizeof(*m) + m->len || m->len > TC_VB_EAGER_MAX) {
+			tc_vb_peer_down(vb, rank, -EPROTO, "it sent a malformed eager message");
+			return 0;
+		}
+		for (i = 0; i < vb->nrecs; i++) {
+			struct tc_vb_rec *r = &vb->recs[i];
+
+			if (r->op == TC_XFER_RECV && !r->done && r->peer == rank && r->tag == m->tag)
+				break;
+		}
+		if (i < vb->nrecs) {
+			tc_vb_eager_deliver(vb, i, slot, m->len);
+			return 0;
+		}
+		if (tc_grow((void **)&pe->unexp, &pe->cap_unexp, pe->nunexp + 1, sizeof(*pe->unexp), 16)) {
+			tc_vb_peer_down(vb, rank, -ENOMEM, "out of memory keeping its early message");
+			return 0;
+		}
+		pe->unexp[pe->nunexp++] = (struct tc_vb_unexp){ .tag = m->tag, .len = m->len, .slot = idx };
+		return 1;
+	}
 	if (m->type != TC_VB_MSG_RTR)
-		return;
+		return 0;
 	t = (struct tc_vb_rtr){ .tag = m->tag, .addr = m->addr, .len = m->len, .rkey = m->rkey, .rid = m->rid };
 	for (i = 0; i < vb->nrecs; i++) {
 		struct tc_vb_rec *r = &vb->recs[i];
@@ -752,13 +833,14 @@ static void tc_vb_on_ctrl(struct tc_vb *vb, int rank, const struct tc_vb_msg *m)
 	if (i < vb->nrecs) {
 		if (tc_vb_match(vb, i, &t))
 			tc_vb_peer_fail(vb, rank, -ENOMEM, "out of memory queueing a write");
-		return;
+		return 0;
 	}
 	if (tc_grow((void **)&pe->rtr, &pe->cap_rtr, pe->nrtr + 1, sizeof(*pe->rtr), 16)) {
 		tc_vb_peer_fail(vb, rank, -ENOMEM, "out of memory keeping its ready-to-receive");
-		return;
+		return 0;
 	}
 	pe->rtr[pe->nrtr++] = t;
+	return 0;
 }
 
 static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
@@ -816,7 +898,8 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 		} else {
 			memcpy(&m, vb->slots + ((size_t)rank * TC_VB_RQ + idx) * TC_VB_SLOT, sizeof(m));
 			counted = m.type != TC_VB_MSG_CREDIT;
-			tc_vb_on_ctrl(vb, rank, &m);
+			if (tc_vb_on_ctrl(vb, rank, idx, wc->byte_len))
+				break; /* held until its receive is posted */
 		}
 		if (pe->state == TC_VB_FAILED || pe->state == TC_VB_DRAINING)
 			break;
@@ -868,6 +951,7 @@ static void tc_vb_free(struct tc_vb *vb)
 				rdma_destroy_id(pe->id);
 			}
 			free(pe->rtr);
+			free(pe->unexp);
 			free(pe->q);
 		}
 	}
@@ -892,6 +976,11 @@ static void tc_vb_free(struct tc_vb *vb)
 	free(vb->peers);
 	free(vb->recs);
 	free(vb);
+}
+
+static size_t tc_vb_slots_bytes(const struct tc_vb *vb)
+{
+	return (size_t)vb->size * (TC_VB_RQ * TC_VB_SLOT + TC_VB_SQ * TC_VB_TXH);
 }
 
 /* The local half of open: device, listener, PD, CQ. Fills the card. */
@@ -934,10 +1023,10 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 	if (!vb->cq)
 		return tc_err(-errno, "transport verbs: ibv_create_cq of %d entries on %s: %s", cqe, vb->dev_name,
 			      tc_strerror(-errno));
-	vb->slots = calloc((size_t)vb->size * TC_VB_RQ, TC_VB_SLOT);
+	vb->slots = calloc(1, tc_vb_slots_bytes(vb));
 	if (!vb->slots)
 		return tc_err(-ENOMEM, "transport verbs: out of memory");
-	vb->slots_mr = ibv_reg_mr(vb->pd, vb->slots, (size_t)vb->size * TC_VB_RQ * TC_VB_SLOT, IBV_ACCESS_LOCAL_WRITE);
+	vb->slots_mr = ibv_reg_mr(vb->pd, vb->slots, tc_vb_slots_bytes(vb), IBV_ACCESS_LOCAL_WRITE);
 	if (!vb->slots_mr)
 		return tc_err(-errno, "transport verbs: registering receive slots: %s", tc_strerror(-errno));
 	return 0;
@@ -945,7 +1034,7 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 
 static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 {
-	const char *dims = attr->dims, *dev = attr->rdma_device;
+	const char *dims = attr->dims, *dev = attr->rdma_device, *env;
 	struct tc_vb_card mine = { .magic = TC_VB_MAGIC }, *all = NULL;
 	struct tc_vb *vb;
 	char why[256] = "";
@@ -960,6 +1049,19 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	vb = calloc(1, sizeof(*vb));
 	if (!vb)
 		return tc_err(-ENOMEM, "transport verbs: out of memory");
+	vb->eager = TC_VB_EAGER_DEFAULT;
+	env = getenv("TC_VERBS_EAGER");
+	if (env && *env) {
+		char *end;
+		unsigned long v = strtoul(env, &end, 10);
+
+		if (*end || env[0] == '-' || v > TC_VB_EAGER_MAX) {
+			free(vb);
+			return tc_err(-EINVAL, "TC_VERBS_EAGER=%s: bytes up to %zu (0: every message by RDMA write)", env,
+				      TC_VB_EAGER_MAX);
+		}
+		vb->eager = v;
+	}
 
 	/* who we are */
 	ret = tc_boot_open(&vb->boot, attr);
@@ -985,6 +1087,7 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	mine.rank = vb->rank;
 	mine.ok = !setup;
 	mine.seq = vb->seq;
+	mine.eager = vb->eager;
 	gethostname(mine.host, sizeof(mine.host) - 1);
 	ret = tc_boot_allgather(&vb->boot, &mine, all, sizeof(mine), tp->timeout_ms);
 	if (setup) {
@@ -1000,6 +1103,11 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 			goto err_free;
 		}
 		all[r].host[sizeof(all[r].host) - 1] = 0;
+		if (all[r].eager != vb->eager) {
+			ret = tc_err(-EINVAL, "transport verbs: rank %d on %s sends eagerly up to %u bytes, this rank %u: "
+				     "set TC_VERBS_EAGER alike on every rank", r, all[r].host, all[r].eager, vb->eager);
+			goto err_free;
+		}
 		vb->peers[r].card = all[r];
 		if (!all[r].ok) {
 			ret = tc_err(-ENODEV, "transport verbs: rank %d on %s could not set up its RDMA device (see its error)",
@@ -1101,8 +1209,32 @@ static int tc_vb_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
 		ret = tc_vb_connect(vb, xf->peer);
 		if (ret)
 			return ret;
-		if (xf->op == TC_XFER_RECV) {
-			ret = tc_vb_enqueue(vb, xf->peer, TC_VB_MSG_RTR, ri);
+		if (xf->op == TC_XFER_RECV && r->len <= vb->eager) {
+			/* eager: the sender sends without asking; it may be here already */
+			uint32_t k;
+
+			ret = 0;
+			for (k = 0; k < pe->nunexp && pe->unexp[k].tag != xf->tag; k++)
+				;
+			if (k < pe->nunexp) {
+				struct tc_vb_unexp u = pe->unexp[k];
+
+				memmove(&pe->unexp[k], &pe->unexp[k + 1], (pe->nunexp - k - 1) * sizeof(*pe->unexp));
+				pe->nunexp--;
+				tc_vb_eager_deliver(vb, ri, vb->slots + ((size_t)xf->peer * TC_VB_RQ + u.slot) * TC_VB_SLOT,
+						    u.len);
+				if (pe->state != TC_VB_FAILED && pe->state != TC_VB_DRAINING) {
+					if (tc_vb_post_recv_slot(vb, xf->peer, u.slot))
+						tc_vb_peer_down(vb, xf->peer, -EIO, "reposting a receive failed");
+					else
+						pe->owed++;
+				}
+			}
+		} else if (xf->op == TC_XFER_RECV) {
+			ret = tc_vb_enqueue(vb, xf->peer, TC_VB_OP_RTR, ri);
+		} else if (r->len <= vb->eager) {
+			r->matched = 1; /* its place is a receive slot: nothing to wait for */
+			ret = tc_vb_enqueue(vb, xf->peer, TC_VB_OP_EAGER, ri);
 		} else {
 			uint32_t k;
 
