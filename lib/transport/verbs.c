@@ -1015,7 +1015,7 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 	if (rdma_create_id(vb->ch, &vb->listen, NULL, RDMA_PS_TCP))
 		return tc_err(-errno, "transport verbs: rdma_create_id: %s", tc_strerror(-errno));
 	sin.sin_addr.s_addr = card->ipv4;
-	if (rdma_bind_addr(vb->listen, (struct sockaddr *)&sin) || rdma_listen(vb->listen, 64))
+	if (rdma_bind_addr(vb->listen, (struct sockaddr *)&sin) || rdma_listen(vb->listen, vb->size > 64 ? vb->size : 64))
 		return tc_err(-errno, "transport verbs: listening on %s (%s): %s", inet_ntoa(sin.sin_addr), vb->dev_name,
 			      tc_strerror(-errno));
 	if (!vb->listen->verbs)
@@ -1031,7 +1031,15 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 	flags = fcntl(vb->cc->fd, F_GETFL);
 	if (flags < 0 || fcntl(vb->cc->fd, F_SETFL, flags | O_NONBLOCK) < 0)
 		return tc_err(-errno, "transport verbs: completion channel: %s", tc_strerror(-errno));
+	/* one CQ holds every peer's posted work requests: it can never overflow */
 	cqe = (vb->size - 1) * (TC_VB_RQ + TC_VB_SQ) + 16;
+	{
+		struct ibv_device_attr da;
+
+		if (!ibv_query_device(vb->ctx, &da) && cqe > da.max_cqe)
+			return tc_err(-E2BIG, "transport verbs: %d ranks need a CQ of %d entries, %s allows %d", vb->size,
+				      cqe, vb->dev_name, da.max_cqe);
+	}
 	vb->cq = ibv_create_cq(vb->ctx, cqe, NULL, vb->cc, 0);
 	if (!vb->cq)
 		return tc_err(-errno, "transport verbs: ibv_create_cq of %d entries on %s: %s", cqe, vb->dev_name,
