@@ -19,13 +19,13 @@ endif
 endif
 $(O)/tests/verbs/bench_mpi: tests/verbs/bench_mpi.c
 	@mkdir -p $(@D); rm -f $@
-	$(MPICC) $(CFLAGS) $(WARN) -o $@ $<
+	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(TC_LDFLAGS) -o $@ $<
 $(O)/tests/verbs/oob_mpi: tests/verbs/oob_mpi.c $(LIB_A)
 	@mkdir -p $(@D); rm -f $@
-	$(MPICC) $(CFLAGS) $(WARN) -Iinclude -o $@ $< $(LIB_A) $(LDLIBS_TC)
+	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(TC_LDFLAGS) -Iinclude -o $@ $< $(LIB_A) $(LDLIBS_TC)
 $(VERBS_BINS): $(O)/tests/verbs/%: tests/verbs/%.c $(LIB_A) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D); rm -f $@
-	$(CC) $(TC_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
+	$(CC) $(TC_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
 
 # build/results/verbs always ends up written; a guest that could not run, or
 # whose kernel log shows a problem, adds a failure.
