@@ -98,6 +98,7 @@
 #define TC_VB_TXH 64	  /* bytes per eager-send header in the send ring */
 #define TC_VB_SPIN_NS 20000 /* busy-poll this long before blocking */
 #define TC_VB_RESOLVE_MS 2000
+#define TC_VB_LINGER_MS 2000 /* longest a destroy waits for its peers' goodbyes */
 #define TC_VB_MAGIC 0x74637662u /* "tcvb" */
 
 /* The immediate of a data write: receiver's record, an error bit, credits. */
@@ -106,7 +107,7 @@
 #define TC_VB_IMM_CREDIT_SHIFT 24
 
 enum tc_vb_wr { TC_VB_WR_RECV = 1, TC_VB_WR_CTRL, TC_VB_WR_DATA };
-enum tc_vb_msg_type { TC_VB_MSG_RTR = 1, TC_VB_MSG_CREDIT, TC_VB_MSG_EAGER };
+enum tc_vb_msg_type { TC_VB_MSG_RTR = 1, TC_VB_MSG_CREDIT, TC_VB_MSG_EAGER, TC_VB_MSG_BYE };
 /* DRAINING: the connection broke; its QP is in the error state and flushes
  * what was posted before the peer's transfers are failed (FAILED). */
 enum tc_vb_state { TC_VB_IDLE, TC_VB_CONNECTING, TC_VB_ACCEPTING, TC_VB_UP, TC_VB_DRAINING, TC_VB_FAILED };
@@ -181,6 +182,7 @@ struct tc_vb_peer {
 	struct tc_vb_unexp *unexp;
 	uint32_t nunexp, cap_unexp;
 	uint32_t tx_next;    /* eager-send header ring position */
+	uint8_t bye_sent, bye_rcvd; /* the closing handshake (tc_vb_linger) */
 	struct tc_vb_op *q;
 	uint32_t qhead, qtail, cap_q;
 	struct tc_vb_card card;
@@ -190,6 +192,7 @@ struct tc_vb_peer {
 struct tc_vb_rec {
 	uint8_t op; /* TC_XFER_* */
 	uint8_t done, matched, queued;
+	uint8_t closed; /* failed by the peer's goodbye */
 	int32_t peer;
 	int32_t status;
 	uint64_t tag, off, len;
@@ -605,7 +608,7 @@ static void tc_vb_flush(struct tc_vb *vb, int rank)
 
 	if (pe->state != TC_VB_UP)
 		return;
-	while (pe->qhead != pe->qtail && pe->credits && pe->sq_used < TC_VB_SQ) {
+	while (pe->qhead != pe->qtail && pe->credits && pe->sq_used < TC_VB_SQ && !pe->bye_rcvd) {
 		struct tc_vb_op op = pe->q[pe->qhead % pe->cap_q];
 
 		pe->qhead++;
@@ -787,6 +790,29 @@ static int tc_vb_cm_events(struct tc_vb *vb)
 	return n;
 }
 
+/*
+ * The peer destroyed its communicator (its goodbye came after everything it
+ * sent us): what we still expect from it will not come. Our writes and
+ * eager sends already posted are still acknowledged (it keeps the QP until
+ * our goodbye, see tc_vb_linger); everything else with it fails now.
+ */
+static void tc_vb_peer_closed(struct tc_vb *vb, int rank)
+{
+	struct tc_vb_peer *pe = &vb->peers[rank];
+
+	pe->bye_rcvd = 1;
+	for (uint32_t i = 0; i < vb->nrecs; i++) {
+		struct tc_vb_rec *r = &vb->recs[i];
+
+		if (r->peer != rank || r->done || (r->op == TC_XFER_SEND && r->matched && !r->queued))
+			continue;
+		r->done = 1;
+		r->status = -ECONNRESET;
+		r->closed = 1;
+		vb->ndone++;
+	}
+}
+
 /* An eager message's bytes into its receive (lengths checked). */
 static void tc_vb_eager_deliver(struct tc_vb *vb, uint32_t rec, const char *slot, uint64_t len)
 {
@@ -833,6 +859,10 @@ static int tc_vb_on_ctrl(struct tc_vb *vb, int rank, uint32_t idx, uint32_t byte
 		}
 		pe->unexp[pe->nunexp++] = (struct tc_vb_unexp){ .tag = m->tag, .len = m->len, .slot = idx };
 		return 1;
+	}
+	if (m->type == TC_VB_MSG_BYE) {
+		tc_vb_peer_closed(vb, rank);
+		return 0;
 	}
 	if (m->type != TC_VB_MSG_RTR)
 		return 0;
@@ -910,7 +940,7 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 			}
 		} else {
 			memcpy(&m, vb->slots + ((size_t)rank * TC_VB_RQ + idx) * TC_VB_SLOT, sizeof(m));
-			counted = m.type != TC_VB_MSG_CREDIT;
+			counted = m.type != TC_VB_MSG_CREDIT && m.type != TC_VB_MSG_BYE; /* those spend no credit */
 			if (tc_vb_on_ctrl(vb, rank, idx, wc->byte_len))
 				break; /* held until its receive is posted */
 		}
@@ -1148,9 +1178,56 @@ err_free:
 	return ret;
 }
 
+/*
+ * Close gracefully: a peer may still wait for the acknowledgement of a
+ * message we already received (our responder sent it, the peer has not seen
+ * it yet); tearing the QP down now would turn that into a failed send on
+ * its side. So each connected peer gets a goodbye, and the QPs live until
+ * every such peer's goodbye came (it then has all its acknowledgements: it
+ * sends its goodbye only from its own destroy) or it disconnected, or
+ * TC_VB_LINGER_MS passed.
+ */
+static int64_t tc_vb_left_ns(const struct timespec *end);
+static void tc_vb_block(struct tc_vb *vb, int ms);
+
+static void tc_vb_linger(struct tc_vb *vb, int timeout_ms)
+{
+	struct timespec end;
+	int ms = timeout_ms < TC_VB_LINGER_MS ? timeout_ms : TC_VB_LINGER_MS;
+
+	tc_deadline(&end, ms);
+	for (;;) {
+		int waiting = 0;
+
+		tc_vb_progress(vb);
+		for (int r = 0; r < vb->size; r++) {
+			struct tc_vb_peer *pe = &vb->peers[r];
+
+			if (pe->state != TC_VB_UP)
+				continue;
+			if (!pe->bye_sent && pe->sq_used < TC_VB_SQ) {
+				struct tc_vb_msg m = { .type = TC_VB_MSG_BYE };
+
+				m.credits = tc_vb_take_owed(pe);
+				if (tc_vb_send_ctrl(vb, r, &m))
+					continue; /* its QP is gone: nothing to wait for */
+				pe->bye_sent = 1;
+			}
+			if (!pe->bye_sent || !pe->bye_rcvd || pe->sq_used)
+				waiting++;
+		}
+		if (!waiting || tc_vb_left_ns(&end) <= 0)
+			return;
+		tc_vb_block(vb, 10);
+	}
+}
+
 static void tc_vb_close(struct tc_tp *tp)
 {
-	tc_vb_free(to_vb(tp));
+	struct tc_vb *vb = to_vb(tp);
+
+	tc_vb_linger(vb, tp->timeout_ms);
+	tc_vb_free(vb);
 }
 
 static int tc_vb_buffer(struct tc_tp *tp, size_t bytes, void **base)
@@ -1284,7 +1361,9 @@ static void tc_vb_describe(struct tc_vb *vb, const struct tc_vb_rec *r)
 	const char *host = tc_vb_host(vb, r->peer);
 	unsigned long long len = r->len, tag = r->tag;
 
-	if (pe->state == TC_VB_FAILED)
+	if (r->closed)
+		snprintf(vb->what, sizeof(vb->what), "on %s: it destroyed its communicator before this transfer", host);
+	else if (pe->state == TC_VB_FAILED)
 		snprintf(vb->what, sizeof(vb->what), "on %s: %s", host, pe->why);
 	else if (pe->state == TC_VB_DRAINING)
 		snprintf(vb->what, sizeof(vb->what), "on %s: %s (its QP still flushing)", host, pe->why);
