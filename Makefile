@@ -38,6 +38,8 @@ include tests/tools/tools.mk
 include examples/examples.mk
 include mpi/mpi.mk
 include tests/mpi/mpi.mk
+include tests/verbs/verbs.mk
+include tests/cluster/cluster.mk
 
 # check: every suite runs even if an earlier one fails; the last line sums them.
 # A build error in one file must not hide the other suites: build what

@@ -10,13 +10,20 @@
  *   TC_TRANSPORT_DEV    the torus.ko node device /dev/torus<F>n<N>
  *   TC_TRANSPORT_SIM    the in-process simulator: every node is a thread of
  *                       this process (tc_sim_create / tc_sim_launch)
- *   TC_TRANSPORT_VERBS  RDMA verbs (reserved; not built yet)
+ *   TC_TRANSPORT_VERBS  RDMA verbs (librdmacm + libibverbs; InfiniBand, RoCE,
+ *                       soft-RoCE): one rank per process, started by a PMIx
+ *                       launcher (mpirun, srun --mpi=pmix) or given an
+ *                       out-of-band allgather (tc_comm_attr.oob_allgather)
  *
  * tc_comm_create(NULL, &comm) reads the environment:
  *   TC_TRANSPORT   dev | sim | verbs (default dev)
  *   TC_FABRIC      fabric id (default 0)
  *   TC_NODE        node index = rank (required for dev)
  *   TC_TIMEOUT_MS  how long a collective waits for one step (default 10000)
+ *   TC_DIMS        verbs: the logical torus of the job, e.g. 4x4 (default: a
+ *                  near-square factorisation of the job size)
+ *   TC_RDMA_DEVICE verbs: the RDMA device, e.g. rxe0 (default: the first
+ *                  device with an active port)
  *   TC_ALLTOALL_ALGO, TC_ALLGATHER_ALGO, ...  force an algorithm by name
  *                  (torus-sched --list shows the names); "auto" = library choice
  *   TC_COST_TS_US, TC_COST_TW_US, TC_COST_RHO_US, TC_COST_HOP_US
@@ -72,6 +79,19 @@ enum tc_port_model {
  * @node: DEV: the node (= rank); SIM: set by tc_sim_launch
  * @timeout_ms: per-step wait limit; 0 = TC_TIMEOUT_MS or 10000
  * @sim: SIM: the simulated fabric
+ * @dims: VERBS: the logical torus ("4x4"); NULL: TC_DIMS, else near-square
+ * @rdma_device: VERBS: device name; NULL: TC_RDMA_DEVICE, else the first
+ *	device with an active port
+ * @oob_allgather: VERBS: the runtime's own exchange, called once per
+ *	communicator by every rank: gather bytes from each rank's sendbuf into
+ *	recvbuf (oob_size * bytes, in rank order); 0 or a negative errno.
+ *	NULL: rank, size and the exchange come from PMIx (the launcher)
+ * @oob_ctx: passed to oob_allgather
+ * @oob_rank: VERBS with oob_allgather: this process's rank
+ * @oob_size: VERBS with oob_allgather: the number of ranks
+ *
+ * The fields from @dims on are new in version 1.1; a caller built against
+ * 1.0 passes the smaller size and they read as zero.
  */
 struct tc_comm_attr {
 	uint32_t size;
@@ -81,6 +101,12 @@ struct tc_comm_attr {
 	int32_t timeout_ms;
 	uint32_t __reserved;
 	tc_sim_t *sim;
+	const char *dims;
+	const char *rdma_device;
+	int (*oob_allgather)(void *ctx, const void *sendbuf, void *recvbuf, size_t bytes);
+	void *oob_ctx;
+	int32_t oob_rank;
+	int32_t oob_size;
 };
 
 int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **comm);

@@ -4,6 +4,19 @@ TC_VERSION := 1.0.0
 # lib/ is a tree of layers (see the README's layout section); every .c below it is built.
 LIB_SRCS := $(shell find lib -name '*.c' | LC_ALL=C sort)
 LIB_HDRS := $(shell find lib -name '*.h') $(wildcard include/*.h include/uapi/*.h)
+# The verbs transport: built only when libibverbs, librdmacm and pmix are installed.
+TC_VERBS_PKGS := libibverbs librdmacm pmix
+TC_VERBS_SRCS := lib/transport/verbs.c lib/transport/bootstrap.c
+TC_HAVE_VERBS := $(shell pkg-config --exists $(TC_VERBS_PKGS) 2>/dev/null && echo 1)
+ifeq ($(TC_HAVE_VERBS),1)
+$(O)/lib/api/comm.o $(O)/pic/lib/api/comm.o: TC_CFLAGS += -DTC_HAVE_VERBS
+$(patsubst %.c,$(O)/%.o,$(TC_VERBS_SRCS)) $(patsubst %.c,$(O)/pic/%.o,$(TC_VERBS_SRCS)): \
+	TC_CFLAGS += $(shell pkg-config --cflags $(TC_VERBS_PKGS))
+LDLIBS_TC += $(shell pkg-config --libs $(TC_VERBS_PKGS))
+TC_PC_REQUIRES := $(TC_VERBS_PKGS)
+else
+LIB_SRCS := $(filter-out $(TC_VERBS_SRCS),$(LIB_SRCS))
+endif
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 LIB_PIC_OBJS := $(patsubst %.c,$(O)/pic/%.o,$(LIB_SRCS))
 # The real file carries the full version; the soname (.so.1) the ABI version.
@@ -41,7 +54,7 @@ $(LIB_SO): $(LIB_SO_REAL)
 	ln -sf libtoruscoll.so.1 $(O)/lib/libtoruscoll.so
 
 TC_PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	-e 's|@VERSION@|$(TC_VERSION)|'
+	-e 's|@VERSION@|$(TC_VERSION)|' -e 's|@REQUIRES_PRIVATE@|$(TC_PC_REQUIRES)|'
 $(LIB_PC): lib/toruscoll.pc.in lib/lib.mk
 	@mkdir -p $(@D)
 	$(TC_PC_SED) $< >$@

@@ -153,7 +153,7 @@ static int tc_set_override(struct tc_comm *comm, enum tc_coll_id coll, const cha
 
 TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 {
-	struct tc_comm_attr env;
+	struct tc_comm_attr env, full;
 	struct tc_comm *comm;
 	double cost_env[TC_NCOST_ENV];
 	int ret, p;
@@ -170,6 +170,13 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 	ret = tc_attr_check(attr);
 	if (ret)
 		return ret;
+	/* an older caller's shorter struct: the fields it does not know read as 0 */
+	if (attr->size < sizeof(full)) {
+		memset(&full, 0, sizeof(full));
+		memcpy(&full, attr, attr->size);
+		full.size = sizeof(full);
+		attr = &full;
+	}
 
 	comm = calloc(1, sizeof(*comm));
 	if (!comm)
@@ -182,8 +189,13 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 		comm->tp.ops = &tc_transport_sim;
 		break;
 	case TC_TRANSPORT_VERBS:
-		ret = tc_err(-EOPNOTSUPP, "transport verbs: not built in this library yet");
+#ifdef TC_HAVE_VERBS
+		comm->tp.ops = &tc_transport_verbs;
+		break;
+#else
+		ret = tc_err(-EOPNOTSUPP, "libtoruscoll was built without verbs support (needs libibverbs, librdmacm and pmix)");
 		goto err_free;
+#endif
 	default:
 		ret = tc_err(-EINVAL, "tc_comm_attr.transport %u: unknown transport", attr->transport);
 		goto err_free;

@@ -53,7 +53,11 @@ int tc_step_exec(struct tc_comm *comm, const char *name, const char *what, unsig
 		return tc_comm_fail(comm, ret);
 	}
 	ret = comm->tp.ops->wait(&comm->tp, n, comm->tp.timeout_ms, &we);
-	if (ret == -ETIMEDOUT)
+	if (ret && we.detail) /* a transport without ports names the peer's host and what was missing */
+		tc_err(ret, "%s: %s step %u: %s node %d (%s)%s%s", name, what, step,
+		       ret == -ETIMEDOUT ? "timed out waiting for" : "transfer failed with", we.peer, we.detail,
+		       ret == -ETIMEDOUT ? "" : ": ", ret == -ETIMEDOUT ? "" : tc_strerror(ret));
+	else if (ret == -ETIMEDOUT)
 		tc_err(ret, "%s: %s step %u: timed out after %d ms waiting for node %d on port %d", name, what, step,
 		       comm->tp.timeout_ms, we.peer, we.port);
 	else if (ret)

@@ -65,9 +65,11 @@ struct tc_xfer {
  * port and peer a step was waiting for. */
 struct tc_wait_err {
 	int status;   /* first failing completion's status, or -ETIMEDOUT */
-	int port;     /* -1 if unknown */
+	int port;     /* -1 if unknown (or no ports: verbs) */
 	int peer;     /* -1 if unknown */
 	uint64_t tag;
+	const char *detail; /* NULL, or the transport's words: the peer's host and what was missing;
+			     * valid until the transport's next call */
 };
 
 struct tc_transport_ops {
@@ -87,5 +89,6 @@ struct tc_transport_ops {
 
 extern const struct tc_transport_ops tc_transport_dev;
 extern const struct tc_transport_ops tc_transport_sim;
+extern const struct tc_transport_ops tc_transport_verbs; /* when built with TC_HAVE_VERBS */
 
 #endif /* TC_TRANSPORT_H */

@@ -520,6 +520,17 @@ static int refuse_main(tc_comm_t *comm, void *arg)
 	return tc_bcast(comm, &v, 1, TC_INT32, 99);
 }
 
+/* A one-process stand-in for a runtime's exchange: every rank "sent" what we did. */
+static int fake_calls;
+static int fake_allgather(void *ctx, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+	(void)ctx;
+	fake_calls++;
+	for (int r = 0; r < 4; r++)
+		memcpy((char *)recvbuf + r * bytes, sendbuf, bytes);
+	return 0;
+}
+
 static void test_errors(void)
 {
 	struct tc_sim_attr sa = { sizeof(sa), 2, { 4, 4 }, 0x3, TC_ALL_PORT };
@@ -530,13 +541,21 @@ static void test_errors(void)
 	struct tc_comm_attr attr;
 	tc_comm_t *comm = (tc_comm_t *)&attr;
 	tc_sim_t *sim;
-	int ret;
+	int ret, verbs;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = 8;
 	attr.transport = TC_TRANSPORT_SIM;
 	ret = tc_comm_create(&attr, &comm);
 	tap_ok(ret == -EINVAL && !comm, "attr.size 8 -> -EINVAL (%s)", tc_last_error());
+
+	/* a 1.0 caller's struct ends at sim: accepted, the newer fields read as 0 */
+	memset(&attr, 0, sizeof(attr));
+	attr.size = offsetof(struct tc_comm_attr, sim) + sizeof(attr.sim);
+	attr.transport = TC_TRANSPORT_SIM;
+	ret = tc_comm_create(&attr, &comm);
+	tap_ok(ret == -EINVAL && strstr(tc_last_error(), "sim is NULL"),
+	       "attr.size of version 1.0 (%u) accepted: fails only on the missing fabric (%s)", attr.size, tc_last_error());
 
 	memset(&big, 0, sizeof(big));
 	big.a.size = sizeof(big);
@@ -552,9 +571,35 @@ static void test_errors(void)
 	tap_ok(ret == -EINVAL && strstr(tc_last_error(), "transport"), "transport 99 -> -EINVAL (%s)",
 	       tc_last_error());
 
+	/* verbs: built without it, -EOPNOTSUPP; with it, no launcher here: -ENOTCONN saying how to start */
 	attr.transport = TC_TRANSPORT_VERBS;
 	ret = tc_comm_create(&attr, &comm);
-	tap_ok(ret == -EOPNOTSUPP, "transport verbs -> -EOPNOTSUPP (%s)", tc_last_error());
+	verbs = ret != -EOPNOTSUPP;
+	tap_ok((ret == -EOPNOTSUPP && strstr(tc_last_error(), "without verbs support")) ||
+		       (ret == -ENOTCONN && strstr(tc_last_error(), "mpirun") && strstr(tc_last_error(), "srun --mpi=pmix")),
+	       "transport verbs without a launcher -> one line saying how to launch (%s)", tc_last_error());
+	if (verbs) {
+		/* the out-of-band hook: checked before any device is touched */
+		attr.oob_allgather = fake_allgather;
+		attr.oob_rank = 4;
+		attr.oob_size = 4;
+		ret = tc_comm_create(&attr, &comm);
+		tap_ok(ret == -EINVAL && strstr(tc_last_error(), "oob_rank"), "verbs oob_rank 4 of 4 -> -EINVAL (%s)",
+		       tc_last_error());
+		attr.oob_rank = 1;
+		attr.dims = "3x3";
+		ret = tc_comm_create(&attr, &comm);
+		tap_ok(ret == -EINVAL && strstr(tc_last_error(), "dims 3x3 make 9 ranks but the job has 4") && !fake_calls,
+		       "verbs dims 3x3 on 4 ranks -> -EINVAL before any exchange (%s)", tc_last_error());
+		attr.dims = "2x2";
+		attr.rdma_device = "no-such-rdma-device";
+		ret = tc_comm_create(&attr, &comm);
+		tap_ok(ret == -ENODEV && strstr(tc_last_error(), "no-such-rdma-device") && fake_calls == 1 && !comm,
+		       "verbs on a device that does not exist -> -ENODEV naming it, after taking part in the exchange "
+		       "(%d calls: %s)", fake_calls, tc_last_error());
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+	}
 
 	attr.transport = TC_TRANSPORT_SIM;
 	ret = tc_comm_create(&attr, &comm);

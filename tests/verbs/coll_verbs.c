@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * coll_verbs: libtoruscoll over the verbs transport, one process per rank,
+ * started by mpirun (tests/verbs/run-guest runs it in a guest over rxe0).
+ * Every rank writes what it checked to DIR/rank.N; --report merges the
+ * files into TAP, one point per check, failing a check that any rank failed
+ * or did not report (a rank that died).
+ *
+ *   coll_verbs --out DIR [--sizes "1 100"] [--light] [--no-everyday]
+ *                                                         the collectives
+ *   coll_verbs --out DIR --kill RANK | --stall RANK       peer death, a stalled peer
+ *   coll_verbs --out DIR --cycles N                       create/destroy leaks
+ *   coll_verbs --report DIR NRANKS LABEL                  TAP of a run
+ *
+ * Collectives: every alltoall and allgather algorithm of the library
+ * (one that does not build on the job's logical shape is listed with the
+ * reason, not counted: the run scripts pick shapes so each applies
+ * somewhere), at each block size, every received byte checked against what
+ * its sender must have sent; then the everyday collectives of
+ * tests/unit/coll_checks.h (barrier, bcast, reduce, allreduce,
+ * reduce_scatter, the v-variants, error returns and the nonblocking forms,
+ * each result checked against the reference).
+ * Kill: RANK SIGKILLs itself after tc_comm_create (stall: sleeps 2.5 x
+ * TC_TIMEOUT_MS instead of calling the collective); every other rank's
+ * alltoall must fail within 2 x TC_TIMEOUT_MS, its error naming the step,
+ * the peer and that peer's host.
+ * Cycles: N x (create, one alltoall that connects every pair, destroy); the
+ * QPs, CQs, MRs and PDs this process holds (rdma res show, by pid) must be
+ * back to what it held before the first, and must have been non-zero while
+ * a communicator lived.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "toruscoll.h"
+#include "algorithms/algos.h"
+#include "../unit/tap.h"
+#include "../unit/coll_checks.h"
+
+static FILE *out;
+/* The ranks here are separate processes: --report merges their files instead. */
+static void (*const unused_report_run)(const char *, struct run *) __attribute__((unused)) = report_run;
+
+/* One line per check: status (o/f/s), label, checks done, detail. */
+__attribute__((format(printf, 4, 5))) static void put(char st, const char *label, long n, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(out, "%c\t%s\t%ld\t", st, label, n);
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fputc('\n', out);
+	fflush(out);
+}
+
+static unsigned char pat(int from, int to, size_t k, int salt)
+{
+	return (unsigned char)(from * 131 + to * 37 + k * 7 + salt * 11 + 1);
+}
+
+/* One algorithm at one size: two calls (cold, then warm plan), every byte. */
+static int run_algo(tc_comm_t *comm, enum tc_coll_id coll, const char *name, size_t m, int salt)
+{
+	int me = tc_comm_rank(comm), P = tc_comm_size(comm), ret = 0;
+	size_t n = coll == TC_ALLTOALL ? (size_t)P * m : m;
+	unsigned char *sb = malloc(n), *rb = malloc((size_t)P * m);
+	struct tc_coll_info info = { .size = sizeof(info) };
+	char label[96];
+	long bad = 0;
+	double t0;
+
+	snprintf(label, sizeof(label), "%s %s m=%zu", coll == TC_ALLTOALL ? "alltoall" : "allgather", name, m);
+	if (!sb || !rb) {
+		put('f', label, 0, "out of memory");
+		goto out;
+	}
+	ret = tc_comm_set_algo(comm, coll, name);
+	if (ret) {
+		put('f', label, 0, "tc_comm_set_algo: %s", tc_last_error());
+		goto out;
+	}
+	t0 = now_ms();
+	for (int call = 0; call < 2; call++) {
+		for (size_t k = 0; k < n; k++)
+			sb[k] = coll == TC_ALLTOALL ? pat(me, (int)(k / m), k % m, salt + call) : pat(me, 0, k, salt + call);
+		memset(rb, 0xee, (size_t)P * m);
+		ret = coll == TC_ALLTOALL ? tc_alltoall(comm, sb, rb, m) : tc_allgather(comm, sb, rb, m);
+		if (ret) {
+			put('f', label, call, "call %d: %s", call, tc_last_error());
+			goto out;
+		}
+		for (int o = 0; o < P; o++)
+			for (size_t k = 0; k < m; k++)
+				bad += rb[o * m + k] != (coll == TC_ALLTOALL ? pat(o, me, k, salt + call) : pat(o, 0, k, salt + call));
+	}
+	if (tc_coll_last(comm, coll, &info)) {
+		put('f', label, 2, "tc_coll_last: %s", tc_last_error());
+	} else if (strcmp(name, "auto") && strcmp(info.algo, name)) {
+		/* not for this shape: no test point, but auto's bytes were checked */
+		put(bad ? 'f' : 'n', label, 2, "%s (auto ran %s, %ld bytes wrong)", info.why, info.algo, bad);
+	} else {
+		put(bad ? 'f' : 'o', label, 2, "%s: %ld of %zu bytes wrong, %.1f ms for 2 calls", info.algo, bad,
+		    2 * (size_t)P * m, now_ms() - t0);
+	}
+out:
+	free(sb);
+	free(rb);
+	return ret;
+}
+
+static int mode_colls(tc_comm_t *comm, const size_t *sizes, int nsizes, int light, int everyday)
+{
+	int me = tc_comm_rank(comm), P = tc_comm_size(comm);
+	struct run *R;
+	unsigned int wrap;
+	int salt = 0;
+
+	for (int s = 0; s < nsizes; s++) {
+		for (enum tc_coll_id coll = TC_ALLTOALL; coll <= TC_ALLGATHER; coll++) {
+			enum tc_coll c = coll == TC_ALLTOALL ? TC_COLL_ALLTOALL : TC_COLL_ALLGATHER;
+
+			if (run_algo(comm, coll, "auto", sizes[s], salt += 3))
+				return 1;
+			for (int a = 0; tc_algos[a]; a++)
+				if (tc_algos[a]->coll == c && run_algo(comm, coll, tc_algos[a]->name, sizes[s], salt += 3))
+					return 1; /* the communicator is broken now: stop */
+		}
+	}
+	if (!everyday)
+		return 0;
+	/* the everyday collectives: this rank's row of a struct run */
+	R = calloc(1, sizeof(*R));
+	if (!R || P > MAXP) {
+		put('f', "everyday collectives", 0, "%s", R ? "more ranks than coll_checks.h handles" : "out of memory");
+		free(R);
+		return 1;
+	}
+	R->g.k = tc_comm_dims(comm, R->g.dims, &wrap);
+	R->g.P = P;
+	for (int d = 0; d < R->g.k; d++)
+		R->g.wrap[d] = !!(wrap & (1u << d));
+	R->do_errs = 1;
+	R->light = light;
+	tc_comm_set_algo(comm, TC_ALLTOALL, "direct");
+	tc_comm_set_algo(comm, TC_ALLGATHER, "auto");
+	node_fn(comm, R);
+	for (int c = 0; c < NCOLL; c++) {
+		const struct nres *n = &R->res[me][c];
+
+		put(n->calls && !n->bad ? 'o' : 'f', coll_names[c], n->calls, "%ld checks, %ld failed%s%s", n->calls, n->bad,
+		    n->bad ? "; first: " : "", n->bad ? n->first : "");
+	}
+	free(R);
+	return 0;
+}
+
+/*
+ * One rank fails the others: it SIGKILLs itself (kill) or sleeps 2.5 x the
+ * timeout without calling the collective (stall). Every other rank's
+ * alltoall must fail within 2 x the timeout naming a step, a peer and its host.
+ */
+static int mode_peer(tc_comm_t *comm, int victim, int stall, int timeout_ms, const char *host)
+{
+	int me = tc_comm_rank(comm), P = tc_comm_size(comm);
+	unsigned char *sb = calloc(P, 64), *rb = calloc(P, 64);
+	const char *e;
+	double t0, dt;
+	int ret;
+
+	if (!sb || !rb)
+		return 1;
+	tc_comm_set_algo(comm, TC_ALLTOALL, "direct");
+	if (me == victim) {
+		fflush(NULL);
+		if (!stall)
+			raise(SIGKILL);
+		usleep(timeout_ms * 2500);
+		free(sb);
+		free(rb);
+		return 0;
+	}
+	if (!stall)
+		usleep(200000); /* let the victim die first */
+	t0 = now_ms();
+	ret = tc_alltoall(comm, sb, rb, 64);
+	dt = now_ms() - t0;
+	e = tc_last_error();
+	if (!ret)
+		put('f', "peer: alltoall fails", 0, "it succeeded without rank %d", victim);
+	else
+		put(dt <= 2.0 * timeout_ms ? 'o' : 'f', "peer: alltoall fails within 2 x timeout", 1,
+		    "%.0f ms (timeout %d ms): %s", dt, timeout_ms, e);
+	put(ret && strstr(e, "step ") && strstr(e, "node ") && strstr(e, host) ? 'o' : 'f',
+	    "peer: the error names the step, the peer and its host", 1, "%s", ret ? e : "(no error)");
+	free(sb);
+	free(rb);
+	return 0;
+}
+
+/* This process's QPs, CQs, MRs and PDs as rdma res show lists them. */
+static long rdma_res_mine(char *what, size_t len)
+{
+	static const char *const kinds[] = { "qp", "cq", "mr", "pd" };
+	char cmd[64], line[512], key[32];
+	long total = 0;
+
+	snprintf(key, sizeof(key), "pid %d ", (int)getpid());
+	what[0] = 0;
+	for (int i = 0; i < 4; i++) {
+		long n = 0;
+		FILE *f;
+
+		snprintf(cmd, sizeof(cmd), "rdma res show %s 2>/dev/null", kinds[i]);
+		f = popen(cmd, "r");
+		if (!f)
+			return -1;
+		while (fgets(line, sizeof(line), f))
+			n += strstr(line, key) != NULL;
+		if (pclose(f))
+			return -1;
+		snprintf(what + strlen(what), len - strlen(what), "%s%s %ld", i ? ", " : "", kinds[i], n);
+		total += n;
+	}
+	return total;
+}
+
+static int mode_cycles(int cycles)
+{
+	char before[96], during[96] = "", after[96];
+	long b, d = 0, a;
+	double t0 = now_ms();
+	int done = 0, ret = 0, P = 0;
+	unsigned char *sb = NULL, *rb = NULL;
+
+	b = rdma_res_mine(before, sizeof(before));
+	for (; done < cycles; done++) {
+		tc_comm_t *comm;
+
+		ret = tc_comm_create(NULL, &comm);
+		if (ret)
+			break;
+		if (!sb) {
+			P = tc_comm_size(comm);
+			sb = calloc(P, 8);
+			rb = calloc(P, 8);
+		}
+		tc_comm_set_algo(comm, TC_ALLTOALL, "direct");
+		ret = tc_alltoall(comm, sb, rb, 8);
+		if (!ret && done == cycles / 2)
+			d = rdma_res_mine(during, sizeof(during));
+		tc_comm_destroy(comm);
+		if (ret)
+			break;
+	}
+	a = rdma_res_mine(after, sizeof(after));
+	if (done < cycles)
+		put('f', "cycles: create, alltoall, destroy", done, "cycle %d: %s", done, tc_last_error());
+	else
+		put('o', "cycles: create, alltoall, destroy", done, "%d cycles in %.0f ms", done, now_ms() - t0);
+	put(b >= 0 && a == b && d > b ? 'o' : 'f', "cycles: rdma resources back to baseline", done,
+	    "before: %s; during: %s; after: %s", before, during, after);
+	free(sb);
+	free(rb);
+	return 0;
+}
+
+/* ---- report: merge the ranks' files into TAP ------------------------------ */
+
+struct check {
+	char st, label[96], detail[400];
+	long n;
+	int ranks, failed_rank;
+};
+
+static int report(const char *dir, int nranks, const char *what)
+{
+	struct check *cs = calloc(4096, sizeof(*cs));
+	int nc = 0, missing = 0;
+	char path[512], line[1024];
+
+	if (!cs)
+		return 1;
+	for (int r = 0; r < nranks; r++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/rank.%d", dir, r);
+		f = fopen(path, "r");
+		if (!f) {
+			tap_ok(0, "%s: rank %d wrote no results (%s)", what, r, strerror(errno));
+			missing++;
+			continue;
+		}
+		while (fgets(line, sizeof(line), f)) {
+			char *st = strtok(line, "\t"), *label = strtok(NULL, "\t"), *n = strtok(NULL, "\t");
+			char *detail = strtok(NULL, "\n");
+			int i;
+
+			if (!st || !label || !n)
+				continue;
+			for (i = 0; i < nc && strcmp(cs[i].label, label); i++)
+				;
+			if (i == nc) {
+				if (nc == 4096)
+					continue;
+				nc++;
+				snprintf(cs[i].label, sizeof(cs[i].label), "%s", label);
+				cs[i].st = 'o';
+				cs[i].failed_rank = -1;
+				snprintf(cs[i].detail, sizeof(cs[i].detail), "%s", detail ? detail : "");
+			}
+			cs[i].ranks++;
+			cs[i].n += atol(n);
+			if (*st == 'f' && cs[i].st != 'f') {
+				cs[i].st = 'f';
+				cs[i].failed_rank = r;
+				snprintf(cs[i].detail, sizeof(cs[i].detail), "%s", detail ? detail : "");
+			} else if ((*st == 's' || *st == 'n') && cs[i].st == 'o') {
+				cs[i].st = *st;
+				snprintf(cs[i].detail, sizeof(cs[i].detail), "%s", detail ? detail : "");
+			}
+		}
+		fclose(f);
+	}
+	for (int i = 0; i < nc; i++) {
+		struct check *c = &cs[i];
+		int want = strncmp(c->label, "peer:", 5) ? nranks : nranks - 1;
+
+		if (c->st == 's' && c->ranks == want) {
+			tap_skip("%s: %s: %s", what, c->label, c->detail);
+			continue;
+		}
+		if (c->st == 'n' && c->ranks == want) {
+			tap_diag("%s: %s: not for this shape: %s", what, c->label, c->detail);
+			continue;
+		}
+		tap_ok(c->st == 'o' && c->ranks == want, "%s: %s: %d of %d ranks reported, %ld checks", what, c->label,
+		       c->ranks, want, c->n);
+		if (c->st == 'f')
+			tap_diag("rank %d: %s", c->failed_rank, c->detail);
+		else
+			tap_diag("%s", c->detail);
+	}
+	if (!nc && !missing)
+		tap_ok(0, "%s: no results at all", what);
+	free(cs);
+	return tap_done();
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL, *env;
+	size_t sizes[8] = { 1, 100 };
+	int nsizes = 2, light = 0, everyday = 1, stall = 0, kill_rank = -1, cycles = 0, ret, timeout_ms = 10000;
+	char path[512], host[64] = "";
+	tc_comm_t *comm;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--report") && i + 3 < argc)
+			return report(argv[i + 1], atoi(argv[i + 2]), argv[i + 3]);
+		if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+			dir = argv[++i];
+		} else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+			char *p = argv[++i], *end;
+
+			for (nsizes = 0; nsizes < 8; nsizes++, p = end) {
+				sizes[nsizes] = strtoul(p, &end, 10);
+				if (end == p)
+					break;
+			}
+		} else if (!strcmp(argv[i], "--light")) {
+			light = 1;
+		} else if (!strcmp(argv[i], "--no-everyday")) {
+			everyday = 0;
+		} else if (!strcmp(argv[i], "--kill") && i + 1 < argc) {
+			kill_rank = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--stall") && i + 1 < argc) {
+			kill_rank = atoi(argv[++i]);
+			stall = 1;
+		} else if (!strcmp(argv[i], "--cycles") && i + 1 < argc) {
+			cycles = atoi(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: coll_verbs --out DIR [--sizes \"M...\"] [--light] [--no-everyday] [--kill RANK | --stall RANK] [--cycles N]\n"
+					"       coll_verbs --report DIR NRANKS LABEL\n");
+			return 2;
+		}
+	}
+	if (!dir) {
+		fprintf(stderr, "coll_verbs: --out DIR is required\n");
+		return 2;
+	}
+	env = getenv("TC_TIMEOUT_MS");
+	if (env && atoi(env) > 0)
+		timeout_ms = atoi(env);
+	gethostname(host, sizeof(host) - 1);
+	env = getenv("OMPI_COMM_WORLD_RANK"); /* the file name before the library knows the rank */
+	if (!env)
+		env = getenv("PMIX_RANK");
+	snprintf(path, sizeof(path), "%s/rank.%s", dir, env ? env : "x");
+	out = fopen(path, "w");
+	if (!out) {
+		perror(path);
+		return 1;
+	}
+	if (cycles)
+		return mode_cycles(cycles);
+	ret = tc_comm_create(NULL, &comm);
+	if (ret) {
+		put('f', "tc_comm_create", 0, "%s", tc_last_error());
+		return 1;
+	}
+	put(strcmp(tc_comm_transport_name(comm), "verbs") ? 'f' : 'o', "tc_comm_create: transport verbs", 1,
+	    "rank %d of %d, transport %s", tc_comm_rank(comm), tc_comm_size(comm), tc_comm_transport_name(comm));
+	if (kill_rank >= 0)
+		ret = mode_peer(comm, kill_rank, stall, timeout_ms, host);
+	else
+		ret = mode_colls(comm, sizes, nsizes, light, everyday);
+	tc_comm_destroy(comm);
+	fclose(out);
+	return ret;
+}
