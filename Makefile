@@ -53,8 +53,10 @@ check: deps
 	-@$(MAKE) --no-print-directory check-debug-warm
 	@tests/summarize $(O)/results unit tools vm debug
 
-# demo: deps, build, load torus.ko with a 4x4 torus (in a guest when this host
-# cannot load modules) and run messages and collectives around it.
+# demo: deps, a quiet build (build/demo/build.log), load torus.ko with a 4x4
+# torus (in a guest when this host cannot load modules), messages on every
+# port, then torus-bench under torusrun for alltoall and allgather: one table,
+# two plots in build/demo/, one closing line (utils/torus-demo --help).
 demo:
 	@utils/torus-demo
 

@@ -20,7 +20,7 @@ modules: $(TORUS_KO)
 # Kbuild writes its objects next to the sources (M= builds have no separate
 # output directory on 6.1); the finished module is copied to $(TORUS_KO).
 # Several people may run make in one tree at once: kbuild runs under a lock.
-$(TORUS_KO): $(KMOD_SRCS) Kbuild
+$(TORUS_KO): $(KMOD_SRCS) Kbuild dkms.conf
 	@mkdir -p $(@D)
 	+MAKEFLAGS= flock $(O)/.kbuild.lock sh -c '$(MAKE) $(DRYRUN) -C $(KDIR) M=$(CURDIR) modules && $(if $(DRYRUN),echo )cp torus.ko $@'
 

@@ -16,7 +16,7 @@
 
 static char *dims = "";
 module_param(dims, charp, 0444);
-MODULE_PARM_DESC(dims, "default fabric shape, e.g. \"4,4\" (empty: no default fabric)");
+MODULE_PARM_DESC(dims, "default fabric shape, e.g. \"4,4\" or \"4x4\" (empty: no default fabric)");
 
 static char *wrap = "";
 module_param(wrap, charp, 0444);
@@ -48,8 +48,11 @@ MODULE_PARM_DESC(engine_inline, "0: engines run as work items; 1: the poster run
 
 struct dentry *torus_debugfs_root;
 
-/* Parse "a,b,c" into at most TORUS_MAX_DIMS numbers; returns the count or -EINVAL. */
-static int torus_parse_list(const char *s, u32 *out)
+/*
+ * Parse "a,b,c" (or, with seps ",x", "axbxc" as the tools write shapes) into
+ * at most TORUS_MAX_DIMS numbers; returns the count or -EINVAL.
+ */
+static int torus_parse_list(const char *s, const char *seps, u32 *out)
 {
 	char buf[64], *p, *tok;
 	int n = 0;
@@ -57,12 +60,33 @@ static int torus_parse_list(const char *s, u32 *out)
 	if (strscpy(buf, s, sizeof(buf)) < 0)
 		return -EINVAL;
 	p = buf;
-	while ((tok = strsep(&p, ",")) != NULL) {
+	while ((tok = strsep(&p, seps)) != NULL) {
 		if (n == TORUS_MAX_DIMS || kstrtou32(strim(tok), 0, &out[n]))
 			return -EINVAL;
 		n++;
 	}
 	return n;
+}
+
+/* The shape limits of torus_fabric_check(), each named in the message. */
+static int torus_params_check_dims(const struct torus_fabric_create *c)
+{
+	u64 nodes = 1;
+	u32 d;
+
+	for (d = 0; d < c->ndims; d++) {
+		if (c->dims[d] < TORUS_MIN_DIM_SIZE || c->dims[d] > TORUS_MAX_DIM_SIZE) {
+			pr_err("dims=\"%s\": dimension %u has size %u, allowed %d..%d\n", dims, d, c->dims[d],
+			       TORUS_MIN_DIM_SIZE, TORUS_MAX_DIM_SIZE);
+			return -EINVAL;
+		}
+		nodes *= c->dims[d];
+	}
+	if (nodes > TORUS_MAX_NODES) {
+		pr_err("dims=\"%s\": %llu nodes, allowed at most %d\n", dims, nodes, TORUS_MAX_NODES);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int torus_params_to_create(struct torus_fabric_create *c)
@@ -72,16 +96,19 @@ static int torus_params_to_create(struct torus_fabric_create *c)
 
 	memset(c, 0, sizeof(*c));
 	c->size = sizeof(*c);
-	n = torus_parse_list(dims, c->dims);
+	n = torus_parse_list(dims, ",x", c->dims);
 	if (n < 1) {
-		pr_err("dims=\"%s\": expected 1..%d comma-separated sizes\n", dims, TORUS_MAX_DIMS);
+		pr_err("dims=\"%s\": expected 1..%d sizes separated by ',' or 'x', e.g. 4,4 or 4x4\n", dims,
+		       TORUS_MAX_DIMS);
 		return -EINVAL;
 	}
 	c->ndims = n;
+	if (torus_params_check_dims(c))
+		return -EINVAL;
 	if (!wrap[0]) {
 		c->wrap_mask = (1U << n) - 1;
 	} else if (strchr(wrap, ',')) {
-		if (torus_parse_list(wrap, w) != n) {
+		if (torus_parse_list(wrap, ",", w) != n) {
 			pr_err("wrap=\"%s\": expected one 0/1 per dimension (%d)\n", wrap, n);
 			return -EINVAL;
 		}
@@ -170,3 +197,5 @@ module_init(torus_init);
 module_exit(torus_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("torus-interconnect NIC model");
+/* PACKAGE_VERSION of dkms.conf, passed in by Kbuild: one place to bump it */
+MODULE_VERSION(TORUS_MODULE_VERSION);

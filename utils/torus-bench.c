@@ -38,6 +38,7 @@ static const char usage_text[] =
 	"  -c, --coll C        alltoall (default), allgather, allreduce, bcast, barrier,\n"
 	"                      alltoallv, allgatherv, reduce_scatter\n"
 	"  -a, --algo A        alltoall/allgather: an algorithm (torus-sched --list),\n"
+	"                      a comma-separated list of them,\n"
 	"                      auto (default) or all\n"
 	"      --transport T   dev (default, or $TC_TRANSPORT): this process is one\n"
 	"                      rank of a fabric (start with torusrun); sim: every node\n"
@@ -1107,8 +1108,19 @@ int main(int argc, char **argv)
 				die(4, "-a all: could not list the algorithms (torus-sched --list, next to torus-bench "
 				       "or on PATH)");
 		} else {
-			b.nalgos = 1;
-			snprintf(b.algos[0], sizeof(b.algos[0]), "%s", b.o.algo);
+			/* one name or a comma-separated list, run in that order */
+			const char *p = b.o.algo, *end;
+
+			for (b.nalgos = 0; *p; p = *end ? end + 1 : end) {
+				end = p + strcspn(p, ",");
+				if (end == p || end - p >= (int)sizeof(b.algos[0]))
+					die(2, "-a %s: an empty or too long algorithm name", b.o.algo);
+				if (b.nalgos == MAX_ALGOS)
+					die(2, "-a %s: at most %d algorithms", b.o.algo, MAX_ALGOS);
+				snprintf(b.algos[b.nalgos++], sizeof(b.algos[0]), "%.*s", (int)(end - p), p);
+				if (*end && !end[1])
+					die(2, "-a %s: an empty or too long algorithm name", b.o.algo);
+			}
 		}
 	}
 	b.progress = isatty(2);

@@ -29,6 +29,8 @@ $(O)/tests/vm/faults: tests/stress/faults.c tests/vm/torus_util.h include/uapi/t
 # kmemleak scan. Any KASAN/lockdep/kmemleak/WARN/BUG report fails the run.
 # DEBUG_TIMEOUT bounds the guest (seconds); DEBUG_PROGS="build/tests/vm/fuzz
 # build/tests/vm/stress" runs only those programs instead of the whole suite.
+# check-debug installs what the debug kernel's build needs first
+# (utils/torus-deps --debug-kernel: flex, bison, libelf-dev, ...).
 debug-kernel:
 	@utils/torus-deps --debug-kernel
 	@utils/torus-kbuild
@@ -50,6 +52,7 @@ check-debug-warm:
 	fi
 
 check-debug:
+	@utils/torus-deps --debug-kernel
 	-@$(MAKE) -k --no-print-directory $(VM_BINS) $(VM_EXPECT) $(STRESS_BINS)
 	@mkdir -p $(O)/results; rm -f $(O)/results/debug; \
 	 t0=$$(date +%s); \
