@@ -21,7 +21,10 @@
  * because every rank accepts connection requests whenever it makes progress
  * (post and wait) whether or not it has named that peer yet. The listener
  * exists before the exchange, so a connect never finds it missing. Both
- * sides post their receives before the connection is established.
+ * sides post their receives before the connection is established. Destroy
+ * says goodbye to each connected peer and keeps the QPs until the peer's
+ * goodbye (at most TC_VB_LINGER_MS): a peer that finished its collective
+ * later may still wait for the acknowledgement of its last message to us.
  *
  * Data, two protocols chosen by the message's length (both sides know it:
  * a receive names the same length as its send):
