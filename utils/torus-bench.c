@@ -26,6 +26,7 @@
 #include <uapi/torus.h>
 
 #define PROG "torus-bench"
+#include "tool.h"
 #define MAX_ALGOS 32
 
 static const char usage_text[] =
@@ -136,17 +137,13 @@ struct bench {
 	unsigned int wrap;
 };
 
-static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-static void die(int code, const char *fmt, ...)
+static void parse_dims_opt(const char *s, struct opts *o)
 {
-	va_list ap;
+	uint32_t d[TC_MAX_DIMS];
 
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
+	o->ndims = tool_parse_dims("--dims", s, d, TC_MAX_DIMS, 4096);
+	for (int i = 0; i < o->ndims; i++)
+		o->dims[i] = (int)d[i];
 }
 
 static size_t parse_size(const char *opt, const char *s)
@@ -179,28 +176,6 @@ static int parse_int(const char *opt, const char *s, int min)
 	if (errno || end == s || *end || v < min || v > INT_MAX)
 		die(2, "%s %s: expected an integer >= %d", opt, s, min);
 	return v;
-}
-
-static void parse_dims(const char *s, struct opts *o)
-{
-	const char *p = s;
-
-	o->ndims = 0;
-	for (;;) {
-		char *end;
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(p, &end, 10);
-		if (errno || end == p || v < 2 || v > 4096 || o->ndims == TC_MAX_DIMS)
-			die(2, "--dims %s: expected 1 to %d sizes >= 2 like 4x4 or 4,4", s, TC_MAX_DIMS);
-		o->dims[o->ndims++] = v;
-		if (!*end)
-			break;
-		if (*end != 'x' && *end != 'X' && *end != ',')
-			die(2, "--dims %s: expected 1 to %d sizes >= 2 like 4x4 or 4,4", s, TC_MAX_DIMS);
-		p = end + 1;
-	}
 }
 
 static double now_us(void)
@@ -996,7 +971,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->transport = optarg;
 			break;
 		case 'd':
-			parse_dims(optarg, o);
+			parse_dims_opt(optarg, o);
 			break;
 		case O_MESH:
 			o->mesh = 1;
@@ -1095,7 +1070,7 @@ int main(int argc, char **argv)
 
 		if (!v || !*v)
 			die(2, "--transport sim needs --dims (e.g. --dims 4x4)");
-		parse_dims(v, &b.o);
+		parse_dims_opt(v, &b.o);
 		b.o.mesh |= getenv("TC_SIM_MESH") != NULL;
 		b.o.one_port |= getenv("TC_SIM_ONE_PORT") != NULL;
 	}

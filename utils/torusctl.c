@@ -20,6 +20,7 @@
 #include <uapi/torus.h>
 
 #define PROG "torusctl"
+#include "tool.h"
 #define DEBUGFS "/sys/kernel/debug/torus"
 
 static const char usage_text[] =
@@ -56,19 +57,6 @@ static const char usage_text[] =
 static int json;
 static const char *ctl_path = "/dev/" TORUS_CTL_NAME;
 static int ctl_fd = -1;
-
-static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-static void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
 
 static void usage_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void usage_die(const char *fmt, ...)
@@ -129,25 +117,6 @@ static const char *errno_hint(int err)
 	}
 }
 
-/* The timing a fabric gets when none is asked for: the module's own
- * parameters (what its default fabric uses), as sysfs shows them. A fabric
- * created with 0 would have no virtual time at all. */
-static unsigned long long module_param_u64(const char *name)
-{
-	char path[128];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/module/torus/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
-
 /* ---- queries ---- */
 
 static int query(uint32_t id, struct torus_fabric_query *q, uint32_t flags)
@@ -157,15 +126,6 @@ static int query(uint32_t id, struct torus_fabric_query *q, uint32_t flags)
 	q->flags = flags;
 	q->fabric_id = id;
 	return xioctl(TORUS_IOC_FABRIC_QUERY, q);
-}
-
-static void shape_str(const struct torus_fabric_query *q, char *buf, size_t n)
-{
-	size_t o = 0;
-
-	buf[0] = 0;
-	for (uint32_t d = 0; d < q->ndims && o < n; d++)
-		o += snprintf(buf + o, n - o, "%s%u", d ? "x" : "", q->dims[d]);
 }
 
 static const char *kind(const struct torus_fabric_query *q)
@@ -278,7 +238,7 @@ static int cmd_fabric_list(void)
 				printf("%s\n  ", n ? "," : "");
 				print_fabric_json(&q, 0);
 			} else {
-				shape_str(&q, shape, sizeof(shape));
+				tool_shape_str(q.ndims, q.dims, shape, sizeof(shape));
 				printf("%-4u %-12s %-6s %-9s %6u %5u %8llu %8llu %8llu\n", q.fabric_id, shape, kind(&q),
 				       q.fabric_flags & TORUS_FABRIC_ONE_PORT ? "one-port" : "all-port", q.nodes,
 				       q.open_nodes, (unsigned long long)q.ts_ns, (unsigned long long)q.tw_ps,
@@ -308,7 +268,7 @@ static int cmd_fabric_show(uint32_t id)
 		printf("\n");
 		return 0;
 	}
-	shape_str(&q, shape, sizeof(shape));
+	tool_shape_str(q.ndims, q.dims, shape, sizeof(shape));
 	printf("fabric %u\n  shape       %s (%s)\n  wrap       ", id, shape, kind(&q));
 	for (uint32_t d = 0; d < q.ndims; d++)
 		printf(" %u", q.wrap_mask >> d & 1);
@@ -336,28 +296,6 @@ static int cmd_fabric_show(uint32_t id)
 	return 0;
 }
 
-static void parse_dims(const char *s, struct torus_fabric_create *c)
-{
-	const char *p = s;
-
-	c->ndims = 0;
-	for (;;) {
-		char *end;
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(p, &end, 10);
-		if (errno || end == p || *p == '-' || v < 2 || v > 65535 || c->ndims == TORUS_MAX_DIMS)
-			usage_die("DIMS %s: expected 1 to %d sizes >= 2 like 4x4 or 4,4", s, TORUS_MAX_DIMS);
-		c->dims[c->ndims++] = v;
-		if (!*end)
-			break;
-		if (*end != 'x' && *end != 'X' && *end != ',')
-			usage_die("DIMS %s: expected 1 to %d sizes >= 2 like 4x4 or 4,4", s, TORUS_MAX_DIMS);
-		p = end + 1;
-	}
-}
-
 static int cmd_fabric_create(int argc, char **argv)
 {
 	struct torus_fabric_create c;
@@ -367,7 +305,7 @@ static int cmd_fabric_create(int argc, char **argv)
 	c.size = sizeof(c);
 	if (argc < 1)
 		usage_die("fabric create needs DIMS, e.g. 4x4");
-	parse_dims(argv[0], &c);
+	c.ndims = tool_parse_dims("DIMS", argv[0], c.dims, TORUS_MAX_DIMS, 65535);
 	c.wrap_mask = (1u << c.ndims) - 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -435,11 +373,11 @@ static int cmd_fabric_create(int argc, char **argv)
 #undef NEEDV
 	}
 	if (!have_ts)
-		c.ts_ns = module_param_u64("ts_ns");
+		c.ts_ns = tool_module_param("ts_ns");
 	if (!have_tw)
-		c.tw_ps = module_param_u64("tw_ps");
+		c.tw_ps = tool_module_param("tw_ps");
 	if (!have_hop)
-		c.hop_ns = module_param_u64("hop_ns");
+		c.hop_ns = tool_module_param("hop_ns");
 	open_ctl();
 	ret = xioctl(TORUS_IOC_FABRIC_CREATE, &c);
 	if (ret == -EINVAL)

@@ -25,6 +25,7 @@
 #include <uapi/torus.h>
 
 #define PROG "torusrun"
+#include "tool.h"
 
 static const char usage_text[] =
 	"usage: torusrun [-n N] [--dims DIMS] [--fabric F] [options] -- PROG [ARG...]\n"
@@ -61,19 +62,6 @@ static const char usage_text[] =
 	"2 s later) and torusrun exits with that rank's status (128+signal if it was\n"
 	"killed). Exit status: the ranks' (0 if all exited 0); 2 bad usage; 124\n"
 	"--timeout; 125 no fabric, or one could not be created; 127 PROG not found.\n";
-
-static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-static void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
 
 #define usage_die(...) die(2, __VA_ARGS__)
 
@@ -122,28 +110,6 @@ static unsigned long parse_ul(const char *what, const char *s, unsigned long min
 	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
 		usage_die("%s %s: expected a number %lu..%lu", what, s, min, max);
 	return v;
-}
-
-static int parse_dims(const char *s, uint32_t *dims)
-{
-	const char *p = s;
-	int n = 0;
-
-	for (;;) {
-		char *end;
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(p, &end, 10);
-		if (errno || end == p || *p == '-' || v < 2 || v > 65535 || n == TORUS_MAX_DIMS)
-			usage_die("--dims %s: expected 1 to %d sizes >= 2 like 4x4 or 4,4", s, TORUS_MAX_DIMS);
-		dims[n++] = v;
-		if (!*end)
-			return n;
-		if (*end != 'x' && *end != 'X' && *end != ',')
-			usage_die("--dims %s: expected 1 to %d sizes >= 2 like 4x4 or 4,4", s, TORUS_MAX_DIMS);
-		p = end + 1;
-	}
 }
 
 /* ---- output relay ---- */
@@ -204,25 +170,6 @@ static int relay(int r, int which)
 	return 1;
 }
 
-/* The timing a fabric gets when none is asked for: the module's own
- * parameters (what its default fabric uses), as sysfs shows them. A fabric
- * created with 0 would have no virtual time at all. */
-static unsigned long long module_param_u64(const char *name)
-{
-	char path[128];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/module/torus/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
-
 /* ---- fabric ---- */
 
 struct fabric {
@@ -248,15 +195,6 @@ static int shape_matches(const struct torus_fabric_query *q, int ndims, const ui
 		if (q->dims[d] != dims[d])
 			return 0;
 	return 1;
-}
-
-static void shape_str(int ndims, const uint32_t *dims, char *buf, size_t n)
-{
-	size_t o = 0;
-
-	buf[0] = 0;
-	for (int d = 0; d < ndims && o < n; d++)
-		o += snprintf(buf + o, n - o, "%s%u", d ? "x" : "", dims[d]);
 }
 
 static void fabric_pick(struct fabric *f, long fabric, int *np, int ndims, const uint32_t *dims, int mesh,
@@ -322,10 +260,10 @@ static void fabric_pick(struct fabric *f, long fabric, int *np, int ndims, const
 		c.wrap_mask = wrap;
 		c.flags = one_port ? TORUS_FABRIC_ONE_PORT : 0;
 		memcpy(c.dims, dims, ndims * sizeof(*dims));
-		c.ts_ns = module_param_u64("ts_ns");
-		c.tw_ps = module_param_u64("tw_ps");
-		c.hop_ns = module_param_u64("hop_ns");
-		shape_str(ndims, dims, shape, sizeof(shape));
+		c.ts_ns = tool_module_param("ts_ns");
+		c.tw_ps = tool_module_param("tw_ps");
+		c.hop_ns = tool_module_param("hop_ns");
+		tool_shape_str(ndims, dims, shape, sizeof(shape));
 		if (ioctl(f->fd, TORUS_IOC_FABRIC_CREATE, &c))
 			die(125, "creating a %s fabric: %s", shape, strerror(errno));
 		f->id = c.fabric_id;
@@ -608,7 +546,7 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "-n") || !strcmp(a, "--np"))
 			np = parse_ul(a, v, 1, 65536);
 		else if (!strcmp(a, "--dims"))
-			ndims = parse_dims(v, dims), dims_arg = argv[i];
+			ndims = tool_parse_dims("--dims", v, dims, TORUS_MAX_DIMS, 65535), dims_arg = argv[i];
 		else if (!strcmp(a, "--fabric"))
 			fabric = parse_ul(a, v, 0, UINT32_MAX - 1);
 		else if (!strcmp(a, "--timeout"))

@@ -4,10 +4,10 @@ UTIL_SRCS := $(wildcard utils/*.c)
 UTIL_BINS := $(patsubst utils/%.c,$(O)/bin/%,$(UTIL_SRCS))
 UTIL_NOLIB := $(O)/bin/torusctl $(O)/bin/torusrun
 all: $(UTIL_BINS)
-$(filter-out $(UTIL_NOLIB),$(UTIL_BINS)): $(O)/bin/%: utils/%.c $(LIB_A) include/toruscoll.h
+$(filter-out $(UTIL_NOLIB),$(UTIL_BINS)): $(O)/bin/%: utils/%.c utils/tool.h $(LIB_A) include/toruscoll.h
 	@mkdir -p $(@D)
 	$(CC) $(TC_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
-$(filter $(UTIL_NOLIB),$(UTIL_BINS)): $(O)/bin/%: utils/%.c include/uapi/torus.h
+$(filter $(UTIL_NOLIB),$(UTIL_BINS)): $(O)/bin/%: utils/%.c utils/tool.h include/uapi/torus.h
 	@mkdir -p $(@D)
 	$(CC) $(TC_CFLAGS) $(TC_LDFLAGS) -o $@ $<
 
