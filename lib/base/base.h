@@ -43,8 +43,8 @@ int tc_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t min_
 
 /* An absolute CLOCK_MONOTONIC deadline timeout_ms from now. */
 void tc_deadline(struct timespec *ts, int timeout_ms);
-/* Milliseconds left until ts (0 when passed). */
-long tc_ms_left(const struct timespec *ts);
+/* Nanoseconds left until ts (negative once it has passed). */
+int64_t tc_ns_left(const struct timespec *ts);
 
 /* x rounded up to a multiple of 64 bytes (a cache line). */
 size_t tc_align(size_t x);

@@ -38,14 +38,12 @@ void tc_deadline(struct timespec *ts, int timeout_ms)
 	}
 }
 
-long tc_ms_left(const struct timespec *ts)
+int64_t tc_ns_left(const struct timespec *ts)
 {
 	struct timespec now;
-	long ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (ts->tv_sec - now.tv_sec) * 1000L + (ts->tv_nsec - now.tv_nsec) / 1000000L;
-	return ms > 0 ? ms : 0;
+	return (int64_t)(ts->tv_sec - now.tv_sec) * 1000000000LL + (ts->tv_nsec - now.tv_nsec);
 }
 
 size_t tc_align(size_t x)

@@ -301,7 +301,7 @@ static const struct tc_dev_out *tc_dev_pending(const struct tc_dev *dev)
 static int tc_dev_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_err *err)
 {
 	struct tc_dev *dev = to_dev(tp);
-	struct timespec now, end;
+	struct timespec end;
 	unsigned int got = 0;
 	int ret = 0;
 
@@ -317,8 +317,7 @@ static int tc_dev_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct 
 		unsigned int resent = 0;
 		int64_t left;
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = (int64_t)(end.tv_sec - now.tv_sec) * 1000000000LL + (end.tv_nsec - now.tv_nsec);
+		left = tc_ns_left(&end);
 		w.timeout_ns = left > 0 ? (uint64_t)left : 1;
 		if (ioctl(dev->fd, TORUS_IOC_CQ_WAIT, &w) < 0)
 			ret = -errno;

@@ -1190,7 +1190,6 @@ err_free:
  * sends its goodbye only from its own destroy) or it disconnected, or
  * TC_VB_LINGER_MS passed.
  */
-static int64_t tc_vb_left_ns(const struct timespec *end);
 static void tc_vb_block(struct tc_vb *vb, int ms);
 
 static void tc_vb_linger(struct tc_vb *vb, int timeout_ms)
@@ -1219,7 +1218,7 @@ static void tc_vb_linger(struct tc_vb *vb, int timeout_ms)
 			if (!pe->bye_sent || !pe->bye_rcvd || pe->sq_used)
 				waiting++;
 		}
-		if (!waiting || tc_vb_left_ns(&end) <= 0)
+		if (!waiting || tc_ns_left(&end) <= 0)
 			return;
 		tc_vb_block(vb, 10);
 	}
@@ -1394,14 +1393,6 @@ static void tc_vb_fill_err(struct tc_vb *vb, const struct tc_vb_rec *r, int stat
 	tc_err(status, "transport verbs: node %d (%s)", r->peer, vb->what);
 }
 
-static int64_t tc_vb_left_ns(const struct timespec *end)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)(end->tv_sec - now.tv_sec) * 1000000000LL + (end->tv_nsec - now.tv_nsec);
-}
-
 /* Sleep until the CQ or the rdma_cm channel has something, at most ms. */
 static void tc_vb_block(struct tc_vb *vb, int ms)
 {
@@ -1439,7 +1430,7 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 		return tc_err(-EINVAL, "transport verbs: waiting for %u completions with %u posted", n,
 			      vb->nrecs - vb->nreaped);
 	tc_deadline(&end, timeout_ms);
-	idle_from = tc_vb_left_ns(&end);
+	idle_from = tc_ns_left(&end);
 	for (;;) {
 		/* a failed transfer fails the step at once: its partners may never complete */
 		for (uint32_t i = vb->nreaped; i < vb->nrecs; i++)
@@ -1449,7 +1440,7 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 			}
 		if (vb->ndone - vb->nreaped >= n)
 			break;
-		left = tc_vb_left_ns(&end);
+		left = tc_ns_left(&end);
 		if (left <= 0) {
 			for (uint32_t i = vb->nreaped; i < vb->nrecs; i++)
 				if (!vb->recs[i].done) {
