@@ -27,6 +27,7 @@ extern const struct tc_algo tc_algo_gossip_ham2; /* allgather/gossip_ham2.c */
 extern const struct tc_algo tc_algo_gossip_ham1; /* allgather/gossip_ham1.c */
 extern const struct tc_algo tc_algo_ring_ag; /* allgather/ring.c */
 extern const struct tc_algo tc_algo_saad_schultz; /* allgather/saad_schultz.c */
+extern const struct tc_algo tc_algo_calvin; /* allgather/calvin.c */
 extern const struct tc_algo tc_algo_bruck_ag; /* allgather/bruck.c */
 
 /* alltoall/ar.c: the AR schedule on a wrapping ring of even length (opt2d uses it for even rings). */

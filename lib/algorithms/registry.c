@@ -24,6 +24,7 @@ const struct tc_algo *const tc_algos[] = {
 	&tc_algo_gossip_ham1,
 	&tc_algo_ring_ag,
 	&tc_algo_saad_schultz,
+	&tc_algo_calvin,
 	&tc_algo_bruck_ag,
 	NULL,
 };

@@ -70,6 +70,8 @@ static const struct shape_case shapes[] = {
 	{ "6x6x6", 0, 1, NULL },
 	{ "4x4x4x4", 0, 1, NULL },
 	{ "4x4x8x4", 0, 1, "pt4" },
+	{ "5x5", 0, 0, "calvin" },
+	{ "15x15", 0, 0, "calvin" },
 };
 
 static const size_t sizes[] = { 64, 4096, 65536 };
