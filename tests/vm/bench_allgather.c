@@ -6,7 +6,8 @@
  *
  * For each shape (default 4x4 and 5x5 torus; -s adds e.g. 8x8:16384, the
  * number after the colon capping m) and each allgather algorithm
- * (bcast-pattern, gossip-ham2, gossip-ham1, ring, saad-schultz, bruck) it
+ * (bcast-pattern, gossip-ham2, gossip-ham1, ring, saad-schultz, calvin, bruck;
+ * a shape an algorithm refuses, such as calvin on 4x4, is a "not run" row) it
  * prints, for block sizes m = 64 B .. 64 KiB (powers of two):
  *   - the schedule's steps and the startups on its critical path;
  *   - the cost model's prediction (tc_cost_eval_sizes on the schedule) with
@@ -62,7 +63,7 @@
 #define BA_TIMEOUT_MS 30000 /* per step: TCG guests on a shared host are slow */
 
 static const char *const ba_default_algos[] = {
-	"bcast-pattern", "gossip-ham2", "gossip-ham1", "ring", "saad-schultz", "bruck", NULL,
+	"bcast-pattern", "gossip-ham2", "gossip-ham1", "ring", "saad-schultz", "calvin", "bruck", NULL,
 };
 
 struct ba_row {
@@ -507,7 +508,7 @@ static const char ba_usage[] =
 	"usage: bench_allgather [-s 4x4,5x5[,8x8:16384]] [-a ALGO,...] [-m MIN] [-M MAX] [-n ITERS]\n"
 	"                       [-t TS_NS] [-w TW_PS] [-H HOP_NS]\n"
 	"  -s  shapes (tori); SHAPE:BYTES caps m for that shape (default 4x4,5x5)\n"
-	"  -a  allgather algorithms (default bcast-pattern,gossip-ham2,gossip-ham1,ring,saad-schultz,bruck)\n"
+	"  -a  allgather algorithms (default bcast-pattern,gossip-ham2,gossip-ham1,ring,saad-schultz,calvin,bruck)\n"
 	"  -m, -M  smallest and largest block size, powers of two from MIN (default 64, 65536)\n"
 	"  -n  timed calls per row (default 7; 5 from 8 KiB, 3 from 32 KiB), after one warm-up call\n"
 	"  -t, -w, -H  the fabric's ts (ns), tw (ps per byte), hop (ns); default 1000, 100, 20\n"

@@ -225,6 +225,6 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 const struct tc_algo tc_algo_calvin = {
 	.name = "calvin",
 	.coll = TC_COLL_ALLGATHER,
-	.summary = "Calvin-Perennes-Trystram recursive (5-way diagonal split), n x n torus, n odd",
+	.summary = "recursive all-to-all broadcast, odd n x n torus, 2 log5(n^2) steps on n = 5^j (Calvin, Perennes, Trystram)",
 	.build = build,
 };
