@@ -41,9 +41,9 @@
  * verifier checks delivery and the cost model serialises the messages that
  * meet, so the per-channel load rises above the slides' (n^2-1)/2, which
  * counts the blocks a message carries, not the messages on a link. Paths are
- * not shortest (a block may travel 2 * 5^i one way and 5^i back), and the
- * final rotation of Bruck-like algorithms is not needed: blocks are placed
- * by origin.
+ * not shortest (a block may go 2 * 5^i along dimension 0 on a diagonal ring
+ * and come back on the next ring, along (1, 0)). Blocks land by origin, so
+ * nothing is rearranged.
  */
 #include <errno.h>
 #include <stdint.h>
