@@ -36,12 +36,12 @@
  * even side n is alone: going + from even and - from odd origins, it loads
  * one parity class of links per step. The n - 1 offsets along that side (the
  * other coordinate 0) are therefore timetabled as a ring on their own, with a
- * timetable per origin parity and exact loads per direction and parity,
- * towards the ring's bound ceil((n/2)^2 / 2) (the tie's half blocks made up by
- * other offsets' origin classes hopping at different steps); its per-step
- * maximum is added to every link of that dimension. The other rows pair up
- * into units whose share of the bound is whole, so the torus meets the bound
- * when both parts meet theirs.
+ * timetable per origin parity, by a construction at the ring's bound
+ * ceil((n/2)^2 / 2) (r_build: offset floor(n/4) hops from odd and from even
+ * origins in interleaved steps that load the parity the tie leaves free); its
+ * per-step maximum is added to every link of that dimension. The other rows
+ * pair up into units whose share of the bound is whole, so the torus meets
+ * the bound when both parts meet theirs.
  *
  * Search. Units start x first (x-hops in steps 1..|a|, y-hops in the last |b|)
  * when |a| > |b| or (|a| = |b| and the signs agree), else y first: exact on
@@ -49,14 +49,16 @@
  * (a,b) <-> (b,a) symmetry). Then simulated annealing on the units' timetables
  * (move a hop to another step, or swap an x- and a y-hop: each move changes
  * two steps' loads), energy the cost weighted against the sum of squared
- * loads; the ring part the same on its per-class loads. Deterministic (fixed
- * seeds), it stops at the bound; a few rounds from further seeds if a round
- * misses (none does on 2..32). 2x2 is the one exception to one-hop: its
- * diagonal needs two one-hop steps (critical path 2, bound 1), so it goes in
- * one step as a two-hop message.
+ * loads. Deterministic (fixed seeds), it stops at the bound; further rounds
+ * from other seeds if a round misses (on 2..32 the first round always meets
+ * it, 18 shapes need no move at all). 2x2 is the one exception to one-hop:
+ * its diagonal needs two one-hop steps (critical path 2, bound 1), so it goes
+ * in one step as a two-hop message.
  *
  * Measured (tests/unit/test_opt2d_bound; make check-opt2d-sweep for all of
- * them): all 961 tori 2x2..32x32 at the bound, verified, @SWEEP@.
+ * them): all 961 tori 2x2..32x32 at the bound, verified. The timetables take
+ * at most 1.3 ms (32x32; 0.15 s for all 961); the build is writing the
+ * schedule, at most 0.5 CPU s (32x32, 1.7e7 block hops).
  * Meshes (and partly wrapping shapes) run the same kind of annealing on every
  * block's own timetable against the real per-link loads (o2_block_search):
  * against cost.c's mesh bisection bound, lines reach it, 5x7 1.05, 8x8 1.07,
@@ -139,8 +141,8 @@ static double o2_uniform(uint64_t *x)
 	return (double)(o2_rand(x) >> 11) * 0x1.0p-53;
 }
 
-/* The torus annealing (units and ring part): weight of the cost against the
- * sum of squared loads, and the temperatures it starts and ends at. */
+/* The units' annealing: weight of the cost against the sum of squared
+ * loads, and the temperatures it starts and ends at. */
 #define O2_W 16
 #define O2_T0 2.0
 #define O2_T1 0.05
@@ -286,87 +288,71 @@ static int32_t r_max(const int32_t *l)
 	return m;
 }
 
-/* Energy of steps t0..t1 (as the units'); with sq 0 only the cost. */
-static int64_t r_energy(const struct o2r *r, int t0, int t1, int sq)
+/* Var v hops in steps t, t + 1, ..., t + len - 1 (and nowhere else). */
+static void r_window(struct o2r *r, int v, int t, int len)
 {
-	int64_t e = 0;
+	memset(&r->seq[(size_t)v * r->S], 0, r->S);
+	memset(&r->seq[(size_t)v * r->S + t], 1, len);
+}
 
-	for (int t = t0; t <= t1; t++) {
-		e += (sq ? O2_W : 1) * r_max(&r->ld[t * 4]);
-		for (int k = 0; sq && k < 4; k++)
-			e += (int64_t)r->ld[t * 4 + k] * r->ld[t * 4 + k];
+/*
+ * The ring part, constructed at the ring's bound ceil(m^2 / 2). The tie goes
+ * + from even origins in steps 0..m-1, its k-th hop leaving a node of parity
+ * k, so it loads the + links of parity t in step t. Offset q = floor(m/2)
+ * makes up the other parity: from odd origins it hops in the steps t < 2q
+ * with t mod 4 in {0, 3}, from even origins in those with t mod 4 in {1, 2}
+ * (its k-th hop leaves parity c + k = t + 1 either way). Every other offset
+ * hops in the same steps from both origin parities (one block on every +
+ * link), in the window where the load so far is least (longest first). The
+ * - direction mirrors it: offset n - a from origin parity c as a from 1 - c.
+ * Every step then loads all four link classes alike, but step m - 1 when m is
+ * odd (the tie alone).
+ */
+static void r_build(struct o2r *r)
+{
+	const int n = r->n, m = r->m, q = m / 2, S = r->S;
+	int32_t *prof = r->ld; /* per step: the load so far (r->ld's first S entries) */
+
+	memset(r->seq, 0, (size_t)2 * n * S);
+	memset(prof, 0, (size_t)S * sizeof(*prof));
+	r_window(r, m, 0, m);		/* the tie, + from even origins */
+	r_window(r, n + m, 0, m);	/* and - from odd origins */
+	for (int c = 0; q && c < 2; c++) {
+		uint8_t *p = &r->seq[(size_t)(c * n + q) * S], *mir = &r->seq[(size_t)((1 - c) * n + n - q) * S];
+
+		memset(p, 0, S);
+		for (int t = 0; t < 2 * q; t++)
+			p[t] = ((t & 3) == 0 || (t & 3) == 3) == (c == 1);
+		memcpy(mir, p, S);
 	}
-	return e;
-}
+	for (int t = 0; t < m; t++)
+		prof[t] = 1;
+	for (int a = m - 1; a >= 1; a--) {
+		int best = 0;
+		int64_t bl = -1;
 
-/* Swap var v's steps t1 < t2 with their loads (twice: undone). */
-static void r_move(struct o2r *r, int v, int t1, int t2)
-{
-	uint8_t *q = &r->seq[(size_t)v * r->S], h = q[t1];
-
-	r_add(r, v, t1, t2, -1);
-	q[t1] = q[t2];
-	q[t2] = h;
-	r_add(r, v, t1, t2, 1);
-}
-
-/* One round of annealing the ring part from its current timetables (as the
- * units', seed rng); leaves the best in r and returns its cost. */
-static int64_t r_anneal(struct o2r *r, int64_t target, uint64_t rng, long budget, uint8_t *best)
-{
-	const int nv = 2 * r->n, S = r->S;
-	double T = O2_T0, decay = pow(O2_T1 / O2_T0, 1.0 / (double)budget);
-	int64_t f = r_energy(r, 0, S - 1, 0), bestf = f;
-
-	memcpy(best, r->seq, (size_t)nv * S);
-	for (long it = 0; it < budget && bestf > target; it++, T *= decay) {
-		int v = (int)(o2_rand(&rng) % (uint64_t)nv), t1 = (int)(o2_rand(&rng) % (uint64_t)S);
-		int t2 = (int)(o2_rand(&rng) % (uint64_t)S), lo = t1 < t2 ? t1 : t2, hi = t1 ^ t2 ^ lo;
-		int64_t e0, f0, d;
-
-		if (r->seq[(size_t)v * S + lo] == r->seq[(size_t)v * S + hi])
+		if (a == q)
 			continue;
-		e0 = r_energy(r, lo, hi, 1);
-		f0 = r_energy(r, lo, hi, 0);
-		r_move(r, v, lo, hi);
-		d = r_energy(r, lo, hi, 1) - e0;
-		if (d > 0 && o2_uniform(&rng) >= exp(-(double)d / T)) {
-			r_move(r, v, lo, hi);
-			continue;
+		for (int t = 0; t + a <= S; t++) {
+			int64_t l = 0;
+
+			for (int k = t; k < t + a; k++)
+				l += prof[k];
+			if (bl < 0 || l < bl) {
+				bl = l;
+				best = t;
+			}
 		}
-		f += r_energy(r, lo, hi, 0) - f0;
-		if (f < bestf) {
-			bestf = f;
-			memcpy(best, r->seq, (size_t)nv * S);
+		for (int k = best; k < best + a; k++)
+			prof[k]++;
+		for (int c = 0; c < 2; c++) {
+			r_window(r, c * n + a, best, a);
+			r_window(r, c * n + n - a, best, a);
 		}
 	}
-	memcpy(r->seq, best, (size_t)nv * S);
 	memset(r->ld, 0, (size_t)S * 4 * sizeof(*r->ld));
-	for (int w = 0; w < nv; w++)
-		r_add(r, w, 0, S - 1, 1);
-	return r_energy(r, 0, S - 1, 0);
-}
-
-/* The ring part's timetables: every var's hops first, then rounds of
- * annealing towards ceil(m^2/2), the ring's own bound. */
-static int64_t r_search(struct o2r *r, const uint64_t *seeds, int nseeds, uint8_t *best)
-{
-	const int nv = 2 * r->n, S = r->S;
-	const int64_t target = ((int64_t)r->m * r->m + 1) / 2;
-	int64_t f;
-
-	memset(r->ld, 0, (size_t)S * 4 * sizeof(*r->ld));
-	for (int v = 0; v < nv; v++) {
-		int i = v % r->n, h = i < r->m ? i : r->n - i;
-
-		for (int t = 0; t < S; t++)
-			r->seq[(size_t)v * S + t] = t < h;
+	for (int v = 0; v < 2 * n; v++)
 		r_add(r, v, 0, S - 1, 1);
-	}
-	f = r_energy(r, 0, S - 1, 0);
-	for (int k = 0; k < nseeds && f > target; k++)
-		f = r_anneal(r, target, seeds[k], 100000 + 4000L * nv, best);
-	return f;
 }
 
 /* Seeds of the annealing rounds (fixed: the construction is deterministic). */
@@ -446,19 +432,19 @@ static int t_setup(const struct o2 *g, struct o2t *t)
 	return 0;
 }
 
-/* The ring part, then the units, annealed towards the bound (target). */
+/* The ring part (constructed), then the units, annealed towards the bound
+ * (target); returns the cost reached or -ENOMEM. */
 static int64_t t_search(struct o2t *t, int64_t target)
 {
 	struct o2u *u = &t->u;
-	const size_t sz = (size_t)u->n * u->S > (size_t)2 * t->r.n * u->S ? (size_t)u->n * u->S : (size_t)2 * t->r.n * u->S;
-	uint8_t *best = malloc(sz + 1);
+	uint8_t *best = malloc((size_t)u->n * u->S + 1);
 	const long budget = 100000 + 100L * u->n * u->S;
 	int64_t f;
 
 	if (!best)
 		return -ENOMEM;
 	if (t->ringdim >= 0) {
-		r_search(&t->r, o2_seeds, O2_NSEEDS, best);
+		r_build(&t->r);
 		for (int s = 0; s < u->S; s++)
 			u->fix[2 * s + t->ringdim] = r_max(&t->r.ld[4 * s]);
 	}
