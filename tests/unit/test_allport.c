@@ -8,7 +8,7 @@
  * formulas, computed here from the shape:
  *   ar      ring p even:           p/2 steps, ceil(p^2/8) blocks   (Liu et al., All-Port Tori, Lemma 2)
  *   at2     r x c, multiples of 4: c/2+2 steps, r*c^2/8 blocks     (Liu et al., All-Port Tori, Lemma 4)
- *   opt2d   r x c torus:           floor(r/2)+floor(c/2) steps,
+ *   opt2d   r x c torus:           floor(r/2)+floor(c/2) steps (2x2: 1),
  *                                  ceil(max(c*floor(r^2/4), r*floor(c^2/4))/2)
  *   allport-kd, even sides:        3*max(N)/2 steps, max(N)*P/8 blocks
  *   pad     any shape:             delivery only; its ratio is printed.

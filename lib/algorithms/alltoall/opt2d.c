@@ -29,8 +29,8 @@
  * takes its x-steps, going + from even origins, (r/2, c/2) from odd ones, and
  * (0, c/2) its y-steps likewise. A step's loads are then two numbers, x(t) on
  * every x-link and y(t) on every y-link, the cost is the sum over steps of
- * max(x(t), y(t)), and the bound is met when the larger side's loads are
- * never below the other's (r = c: equal).
+ * max(x(t), y(t)), and the bound is met when the loads of the dimension with
+ * the larger total are never below the other's (r = c: equal).
  *
  * The ring part. On an even x odd torus the self-antipodal tie (n/2, 0) of the
  * even side n is alone: going + from even and - from odd origins, it loads
