@@ -8,7 +8,7 @@
  * formulas, computed here from the shape:
  *   ar      ring p even:           p/2 steps, ceil(p^2/8) blocks   (Liu et al., All-Port Tori, Lemma 2)
  *   at2     r x c, multiples of 4: c/2+2 steps, r*c^2/8 blocks     (Liu et al., All-Port Tori, Lemma 4)
- *   opt2d   r x c torus:           floor(r/2)+floor(c/2) steps,
+ *   opt2d   r x c torus:           floor(r/2)+floor(c/2) steps (2x2: 1),
  *                                  ceil(max(c*floor(r^2/4), r*floor(c^2/4))/2)
  *   allport-kd, even sides:        3*max(N)/2 steps, max(N)*P/8 blocks
  *   pad     any shape:             delivery only; its ratio is printed.
@@ -109,14 +109,16 @@ static void expect_at2(const struct tc_shape *sh, struct expect *e)
 }
 
 /*
- * opt2d: rings (even: AR, odd: one-hop relays) and odd x odd tori reach the
- * bound; on the other tori the timetable search gets within a few per cent
- * (measured worst 6x6: 29 for 27) and must beat padding wherever padding is
- * needed, which run_case checks against pad's own transmission (pad_le).
+ * opt2d: rings (even: AR, odd: one-hop relays) and every torus reach the
+ * bound (all 961 tori 2x2..32x32: test_opt2d_bound); one-hop messages except
+ * on 2x2, whose diagonal goes in a two-hop message in a single step. It must
+ * also never do worse than padding, which run_case checks against pad's own
+ * transmission (pad_le).
  */
 static void expect_opt2d(const struct tc_shape *sh, struct expect *e)
 {
 	long r = sh->dims[0], c = sh->ndims > 1 ? sh->dims[1] : 1;
+	int two = sh->ndims == 2 && r == 2 && c == 2 && all_wrap(sh);
 
 	e->supported = sh->ndims <= 2;
 	e->steps = -1;
@@ -130,20 +132,16 @@ static void expect_opt2d(const struct tc_shape *sh, struct expect *e)
 		e->ratio_one = 1;
 		return;
 	}
-	e->claims |= TC_CLAIM_CONTENTION_FREE | TC_CLAIM_ONE_HOP;
+	e->claims |= TC_CLAIM_CONTENTION_FREE | (two ? 0 : TC_CLAIM_ONE_HOP);
 	if (!all_wrap(sh)) {
 		/* meshes: the bound is cost.c's bisection bound; the ratio is printed */
 		e->steps = sh->ndims == 1 ? r - 1 : r + c - 2; /* the mesh diameter */
 		return;
 	}
-	/* where pad is AT2 itself (sides multiples of 4), at2 is the answer;
-	 * sides of 2 are outside the 3x3..16x16 range */
-	e->pad_le = (r % 4 || c % 4) && r > 2 && c > 2;
-	e->steps = r / 2 + c / 2;
-	if (r % 2 && c % 2) {
-		e->trans = ceil((c * isq4(r) > r * isq4(c) ? c * isq4(r) : r * isq4(c)) / 2.0);
-		e->ratio_one = 1;
-	}
+	/* where pad is AT2 itself (sides multiples of 4), both meet the bound */
+	e->steps = two ? 1 : r / 2 + c / 2;
+	e->trans = ceil((c * isq4(r) > r * isq4(c) ? c * isq4(r) : r * isq4(c)) / 2.0);
+	e->ratio_one = 1;
 }
 
 static void expect_kd(const struct tc_shape *sh, struct expect *e)

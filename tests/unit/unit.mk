@@ -8,3 +8,8 @@ $(O)/tests/unit/%: tests/unit/%.c $(LIB_A) $(wildcard tests/unit/*.h)
 .PHONY: check-unit
 check-unit: $(UNIT_BINS) $(LIB_SO)
 	@tests/run-suite $(O)/results/unit $(UNIT_BINS) tests/unit/check-layers tests/unit/check-exports
+# The full opt2d sweep: every r x c torus, 2 <= r, c <= 32, at the bound and
+# verified (check-unit runs 2..16 and a spread of larger shapes).
+.PHONY: check-opt2d-sweep
+check-opt2d-sweep: $(O)/tests/unit/test_opt2d_bound
+	@TC_OPT2D_SWEEP=all tests/run-suite $(O)/results/opt2d-sweep $<

@@ -2,37 +2,69 @@
 /*
  * opt2d: complete exchange on any 2D r x c torus or mesh (and any ring) with
  * one-hop messages along shortest paths in floor(r/2) + floor(c/2) steps (the
- * diameter; on a mesh (r-1) + (c-1)). On a
- * torus the bound is ceil(max(c*floor(r^2/4), r*floor(c^2/4)) / 2) blocks
- * (Lemma 1 generalised; cost.c derives the same from the bisection), where
- * padding costs 1.3x to 4.3x.
+ * diameter; on a mesh (r-1) + (c-1)). On every torus it reaches the lower
+ * bound ceil(max(c*floor(r^2/4), r*floor(c^2/4)) / 2) blocks of critical-path
+ * transmission (Liu et al., All-Port Tori, Lemma 1, generalised to any
+ * parity; cost.c derives the same from the bisection), where padding costs
+ * 1.3x to 4.3x.
  *
  * A block's route is a timetable: for each of the S steps, a hop (+x, -x, +y,
- * -y) or a wait, with |dx| x-hops and |dy| y-hops in the directions of a
- * shortest path (either way round for a tie, half an even ring). On a torus
- * every node sees the same offsets, so the timetable is chosen per offset and
- * per origin parity (the parity of each even side: ties must be split by node
- * parity), and a step's load on a link depends only on the timetables and the
- * link's parity class: the lock-step cost (sum over steps of the busiest
- * link's load) is computed on r*c*4 variables, not P^2 blocks, and every
- * node's step then has the same duration, so the cost model's critical path
- * equals it.
+ * -y) or a wait, with |a| x-hops and |b| y-hops for offset (a, b) in the
+ * directions of a shortest path (either way round for a tie, half an even
+ * ring). On a torus every node sees the same offsets, so the timetable is
+ * chosen per offset and per origin class (the origin's parity on each even
+ * side). When every link of a dimension carries the same load in a step, the
+ * lock-step cost (sum over steps of the busiest link's load) is the critical
+ * path; the construction makes it so, and then balances the steps:
  *
- * Start: x first (x-hops in steps 1..|dx|, y-hops in the last |dy| steps)
- * when |dx| > |dy| or (|dx| = |dy| and the signs agree), else y first: exact
- * on odd x odd tori (x and y loads equal step by step by the (a,b) <-> (b,a)
- * symmetry). Then simulated annealing (moving a hop to another step, or a tie
- * to the other direction), deterministic, two rounds (lock-step cost guided
- * by the sum of squared loads; then the plain cost) and, when that misses the
- * bound, the same on the transposed torus. Measured on the 196 tori 3x3..16x16:
- * 161 at the bound, the rest within 1.075 (6x6: 29 for 27); the misses have
- * two even sides, but for 15x16 and 16x15 (1.002). Meshes (and partly
- * wrapping shapes) run the same annealing on every block's own timetable
- * against the real per-link loads (o2_block_search): against cost.c's mesh
- * bisection bound, lines reach it, 5x7 1.05, 8x8 1.07, 6x10 1.03 (padding:
- * 1.98, 1.38, 2.15).
- * An even ring is Algorithm AR (Liu et al., All-Port Tori, Sec. III): a one-hop relay cannot split
- * the antipode's two hops; odd rings are one-hop relays at the bound.
+ * Units. An offset (a, b) and its antipode (-a, -b) share one timetable, the
+ * same for every origin class. At a step where it has an x-hop, the blocks of
+ * (a, b) from all origins are on all nodes, one each, and go the same way, and
+ * their antipodes go the other way: every +x and every -x link carries one
+ * block (every y-link for a y-hop). Ties keep this: (r/2, b) and (r/2, -b) go
+ * opposite ways from one origin and swap ways with its x-parity, so that the
+ * + goers of the pair leave nodes of both parities (likewise (a, c/2) with the
+ * y-parity). The self-antipodal ties of an even x even torus, (r/2, 0),
+ * (0, c/2) and (r/2, c/2), form one unit laid out as (r/2, c/2): (r/2, 0)
+ * takes its x-steps, going + from even origins, (r/2, c/2) from odd ones, and
+ * (0, c/2) its y-steps likewise. A step's loads are then two numbers, x(t) on
+ * every x-link and y(t) on every y-link, the cost is the sum over steps of
+ * max(x(t), y(t)), and the bound is met when the loads of the dimension with
+ * the larger total are never below the other's (r = c: equal).
+ *
+ * The ring part. On an even x odd torus the self-antipodal tie (n/2, 0) of the
+ * even side n is alone: going + from even and - from odd origins, it loads
+ * one parity class of links per step. The n - 1 offsets along that side (the
+ * other coordinate 0) are therefore timetabled as a ring on their own, with a
+ * timetable per origin parity, by a construction at the ring's bound
+ * ceil((n/2)^2 / 2) (r_build: offset floor(n/4) hops from odd and from even
+ * origins in interleaved steps that load the parity the tie leaves free); its
+ * per-step maximum is added to every link of that dimension. The other rows
+ * pair up into units whose share of the bound is whole, so the torus meets
+ * the bound when both parts meet theirs.
+ *
+ * Search. Units start x first (x-hops in steps 1..|a|, y-hops in the last |b|)
+ * when |a| > |b| or (|a| = |b| and the signs agree), else y first: exact on
+ * odd x odd tori with r = c (x and y loads equal step by step by the
+ * (a,b) <-> (b,a) symmetry). Then simulated annealing on the units' timetables
+ * (move a hop to another step, or swap an x- and a y-hop: each move changes
+ * two steps' loads), energy the cost weighted against the sum of squared
+ * loads. Deterministic (fixed seeds), it stops at the bound; further rounds
+ * from other seeds if a round misses (on 2..32 the first round always meets
+ * it, 18 shapes need no move at all). 2x2 is the one exception to one-hop:
+ * its diagonal needs two one-hop steps (critical path 2, bound 1), so it goes
+ * in one step as a two-hop message.
+ *
+ * Measured (tests/unit/test_opt2d_bound; make check-opt2d-sweep for all of
+ * them): all 961 tori 2x2..32x32 at the bound, verified. The timetables take
+ * at most 1.3 ms (32x32; 0.15 s for all 961); the build is writing the
+ * schedule, at most 0.5 CPU s (32x32, 1.7e7 block hops).
+ * Meshes (and partly wrapping shapes) run the same kind of annealing on every
+ * block's own timetable against the real per-link loads (o2_block_search):
+ * against cost.c's mesh bisection bound, lines reach it, 5x7 1.05, 8x8 1.07,
+ * 6x10 1.03 (padding: 1.98, 1.38, 2.15).
+ * An even ring is Algorithm AR (Liu et al., All-Port Tori, Sec. III); odd
+ * rings are one-hop relays at the bound (units with no y-hops).
  */
 #include <errno.h>
 #include <math.h>
@@ -41,6 +73,7 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/allport.h"
+#include "core/cost.h"
 
 /*
  * A timetable: per route variable (origin class, offset) and step, the hop:
@@ -52,10 +85,7 @@ struct o2 {
 	int ncx, ncy;	/* origin parity classes: 2 on an even torus side, else 1 */
 	int wx, wy;	/* offsets per dimension: n on a torus, 2n-1 on a mesh */
 	int nvars;
-	int8_t *sa, *sb; /* per variable: signed hops */
-	uint8_t *seq;	 /* per variable: S hops */
-	int32_t *load;	 /* per step, port, link class: blocks (torus search only) */
-	int64_t wmax;	 /* weight of the lock-step cost in the search energy */
+	uint8_t *seq;	/* per variable: S hops */
 };
 
 static int o2_var(const struct o2 *g, int cx, int cy, int ix, int iy)
@@ -63,7 +93,8 @@ static int o2_var(const struct o2 *g, int cx, int cy, int ix, int iy)
 	return ((cx * g->ncy + cy) * g->wx + ix) * g->wy + iy;
 }
 
-/* The starting timetable (see the top comment) for variable v. */
+/* The starting timetable of variable v on a mesh (see the top comment; a
+ * torus's comes from its units). */
 static void o2_init_var(struct o2 *g, int cx, int cy, int ix, int iy)
 {
 	int v = o2_var(g, cx, cy, ix, iy);
@@ -77,8 +108,6 @@ static void o2_init_var(struct o2 *g, int cx, int cy, int ix, int iy)
 		a = -a;
 	if (g->c > 1 && g->wrapy && !(g->c & 1) && 2 * b == g->c && ((cx + cy) & 1))
 		b = -b;
-	g->sa[v] = (int8_t)a;
-	g->sb[v] = (int8_t)b;
 	xfirst = abs(a) > abs(b) || (abs(a) == abs(b) && a * b > 0);
 	px = a > 0 ? 1 : 2;
 	py = b > 0 ? 3 : 4;
@@ -98,51 +127,6 @@ static void o2_init_var(struct o2 *g, int cx, int cy, int ix, int iy)
 	}
 }
 
-/* Add (sign 1) or remove (-1) the loads of variable v with timetable q. */
-static void o2_load(struct o2 *g, int v, const uint8_t *q, int sign)
-{
-	int cl = v / (g->wx * g->wy), x = cl / g->ncy, y = cl % g->ncy;
-
-	for (int s = 0; s < g->S; s++) {
-		int hop = q[s];
-
-		if (!hop)
-			continue;
-		g->load[(s * 4 + hop - 1) * 4 + (x % g->ncx) * 2 + (y % g->ncy)] += sign;
-		/* a hop either way flips the parity */
-		if (hop <= 2)
-			x++;
-		else
-			y++;
-	}
-}
-
-static int64_t o2_lockstep(const struct o2 *g)
-{
-	int64_t t = 0;
-
-	for (int s = 0; s < g->S; s++) {
-		int32_t m = 0;
-
-		for (int k = 0; k < 16; k++)
-			if (g->load[s * 16 + k] > m)
-				m = g->load[s * 16 + k];
-		t += m;
-	}
-	return t;
-}
-
-/* Search energy: the lock-step cost, with the sum of squared loads as a
- * guide towards even loads (which is what reaching the bound takes). */
-static int64_t o2_energy(const struct o2 *g)
-{
-	int64_t sq = 0;
-
-	for (int i = 0; i < g->S * 16; i++)
-		sq += (int64_t)g->load[i] * g->load[i];
-	return o2_lockstep(g) * g->wmax + sq;
-}
-
 static uint64_t o2_rand(uint64_t *x)
 {
 	*x ^= *x << 13;
@@ -151,167 +135,398 @@ static uint64_t o2_rand(uint64_t *x)
 	return *x;
 }
 
-/* A copy of the timetables and the tie directions (the best found so far, or a fallback). */
-struct o2_snap {
-	uint8_t *seq;
-	int8_t *sa, *sb;
-};
-
-static int o2_snap_alloc(const struct o2 *g, struct o2_snap *k)
+/* A draw in [0, 1) for the annealing's acceptance test. */
+static double o2_uniform(uint64_t *x)
 {
-	k->seq = malloc((size_t)g->nvars * g->S);
-	k->sa = malloc(g->nvars);
-	k->sb = malloc(g->nvars);
-	return k->seq && k->sa && k->sb ? 0 : -ENOMEM;
+	return (double)(o2_rand(x) >> 11) * 0x1.0p-53;
 }
 
-static void o2_snap_free(struct o2_snap *k)
-{
-	free(k->seq);
-	free(k->sa);
-	free(k->sb);
-}
+/* The units' annealing: weight of the cost against the sum of squared
+ * loads, and the temperatures it starts and ends at. */
+#define O2_W 16
+#define O2_T0 2.0
+#define O2_T1 0.05
 
-static void o2_save(const struct o2 *g, struct o2_snap *k)
+/* A ring offset i of an n-ring as a signed shortest offset (a tie, n/2, is +). */
+static int o2_signed(int i, int n)
 {
-	memcpy(k->seq, g->seq, (size_t)g->nvars * g->S);
-	memcpy(k->sa, g->sa, g->nvars);
-	memcpy(k->sb, g->sb, g->nvars);
-}
-
-static void o2_restore(struct o2 *g, const struct o2_snap *k)
-{
-	memcpy(g->seq, k->seq, (size_t)g->nvars * g->S);
-	memcpy(g->sa, k->sa, g->nvars);
-	memcpy(g->sb, k->sb, g->nvars);
+	return 2 * i <= n ? i : i - n;
 }
 
 /*
- * A move for variable v: its timetable into tmp, with one tie sent the other
- * way round (returns 1 for x, 2 for y) or two steps' hops swapped (returns
- * 0); -1 when there is nothing to move.
+ * Tori, units (see the top comment): a unit's timetable; each of its x-hops
+ * puts one block on every x-link of the torus, each y-hop one on every y-link.
  */
-static int o2_propose(const struct o2 *g, int v, uint8_t *tmp, uint64_t *rng)
+struct o2u {
+	int S, n;
+	uint8_t *seq;	 /* per unit and step: 0 wait, 1 x-hop, 2 y-hop */
+	int32_t *ld;	 /* per step: the load of every x-link, of every y-link */
+	int32_t *fix;	 /* per step: the ring part's loads (its per-link maximum) */
+};
+
+static int32_t u_max(const int32_t *l)
 {
-	static const uint8_t flipmap[5] = { 0, 2, 1, 4, 3 }; /* +x <-> -x, +y <-> -y */
-	int tiex = g->wrapx && !(g->r & 1) && 2 * abs(g->sa[v]) == g->r;
-	int tiey = g->c > 1 && g->wrapy && !(g->c & 1) && 2 * abs(g->sb[v]) == g->c;
-	int p, r;
-	uint8_t t;
+	return l[0] > l[1] ? l[0] : l[1];
+}
 
-	if (!g->sa[v] && !g->sb[v])
-		return -1;
-	memcpy(tmp, &g->seq[(size_t)v * g->S], g->S);
-	if ((tiex || tiey) && !(o2_rand(rng) % 5)) {
-		int flip = tiex && (!tiey || (o2_rand(rng) & 1)) ? 1 : 2;
+static int64_t u_energy(const int32_t *l)
+{
+	return O2_W * u_max(l) + (int64_t)l[0] * l[0] + (int64_t)l[1] * l[1];
+}
 
-		for (int s = 0; s < g->S; s++)
-			if (tmp[s] && (tmp[s] <= 2) == (flip == 1))
-				tmp[s] = flipmap[tmp[s]];
-		return flip;
+static int64_t u_loads(struct o2u *u)
+{
+	int64_t f = 0;
+
+	memcpy(u->ld, u->fix, 2 * u->S * sizeof(*u->ld));
+	for (int v = 0; v < u->n; v++)
+		for (int t = 0; t < u->S; t++)
+			if (u->seq[(size_t)v * u->S + t])
+				u->ld[2 * t + u->seq[(size_t)v * u->S + t] - 1]++;
+	for (int t = 0; t < u->S; t++)
+		f += u_max(&u->ld[2 * t]);
+	return f;
+}
+
+/* Swap what timetable q does in steps t1 and t2 (twice: undone). */
+static void u_move(struct o2u *u, uint8_t *q, int t1, int t2)
+{
+	uint8_t h1 = q[t1], h2 = q[t2];
+
+	if (h1) {
+		u->ld[2 * t1 + h1 - 1]--;
+		u->ld[2 * t2 + h1 - 1]++;
 	}
-	p = (int)(o2_rand(rng) % (uint64_t)g->S);
-	r = (int)(o2_rand(rng) % (uint64_t)g->S);
-	if (tmp[p] == tmp[r])
-		return -1;
-	t = tmp[p];
-	tmp[p] = tmp[r];
-	tmp[r] = t;
+	if (h2) {
+		u->ld[2 * t2 + h2 - 1]--;
+		u->ld[2 * t1 + h2 - 1]++;
+	}
+	q[t1] = h2;
+	q[t2] = h1;
+}
+
+/*
+ * Simulated annealing on the units' timetables: move a hop to another step
+ * (or swap an x- and a y-hop), energy the cost (sum over steps of the larger
+ * load) weighted against the sum of squared loads. Deterministic (seed rng);
+ * stops at target. Leaves the best timetables in u; returns their cost.
+ */
+static int64_t u_anneal(struct o2u *u, int64_t target, uint64_t rng, long budget, uint8_t *best)
+{
+	double T = O2_T0, decay = pow(O2_T1 / O2_T0, 1.0 / (double)budget);
+	int64_t f = u_loads(u), bestf = f;
+
+	memcpy(best, u->seq, (size_t)u->n * u->S);
+	for (long it = 0; it < budget && bestf > target; it++, T *= decay) {
+		int v = (int)(o2_rand(&rng) % (uint64_t)u->n);
+		int t1 = (int)(o2_rand(&rng) % (uint64_t)u->S), t2 = (int)(o2_rand(&rng) % (uint64_t)u->S);
+		uint8_t *q = &u->seq[(size_t)v * u->S];
+		const int32_t *l1 = &u->ld[2 * t1], *l2 = &u->ld[2 * t2];
+		int64_t e0, f0, d;
+
+		if (q[t1] == q[t2])
+			continue;
+		e0 = u_energy(l1) + u_energy(l2);
+		f0 = u_max(l1) + u_max(l2);
+		u_move(u, q, t1, t2);
+		d = u_energy(l1) + u_energy(l2) - e0;
+		if (d > 0 && o2_uniform(&rng) >= exp(-(double)d / T)) {
+			u_move(u, q, t1, t2);
+			continue;
+		}
+		f += u_max(l1) + u_max(l2) - f0;
+		if (f < bestf) {
+			bestf = f;
+			memcpy(best, u->seq, (size_t)u->n * u->S);
+		}
+	}
+	memcpy(u->seq, best, (size_t)u->n * u->S);
+	return u_loads(u);
+}
+
+/*
+ * The ring part of an even x odd torus: the offsets along the even side n
+ * (the other coordinate 0), each origin parity c its own timetable (var
+ * c * n + i for offset i), loads per step and link class (direction * 2 +
+ * the parity of the node the link leaves).
+ */
+struct o2r {
+	int n, m, S;
+	uint8_t *seq; /* per var and step: 1 a hop */
+	int32_t *ld;  /* per step: 4 link classes */
+};
+
+/* 0: +, 1: -; a tie goes + from even origins. */
+static int r_dir(const struct o2r *r, int c, int i)
+{
+	return i < r->m ? 0 : i > r->m ? 1 : c;
+}
+
+/* Add (d = 1) or remove (-1) the loads of var v in steps t0..t1: its k-th
+ * hop leaves a node of parity c + k whichever way it goes. */
+static void r_add(struct o2r *r, int v, int t0, int t1, int d)
+{
+	const int c = v / r->n, dir = r_dir(r, c, v % r->n);
+	const uint8_t *q = &r->seq[(size_t)v * r->S];
+
+	for (int t = 0, k = 0; t <= t1; t++) {
+		if (!q[t])
+			continue;
+		if (t >= t0)
+			r->ld[t * 4 + dir * 2 + ((c + k) & 1)] += d;
+		k++;
+	}
+}
+
+static int32_t r_max(const int32_t *l)
+{
+	int32_t m = 0;
+
+	for (int k = 0; k < 4; k++)
+		if (l[k] > m)
+			m = l[k];
+	return m;
+}
+
+/* Var v hops in steps t, t + 1, ..., t + len - 1 (and nowhere else). */
+static void r_window(struct o2r *r, int v, int t, int len)
+{
+	memset(&r->seq[(size_t)v * r->S], 0, r->S);
+	memset(&r->seq[(size_t)v * r->S + t], 1, len);
+}
+
+/*
+ * The ring part, constructed at the ring's bound ceil(m^2 / 2). The tie goes
+ * + from even origins in steps 0..m-1, its k-th hop leaving a node of parity
+ * k, so it loads the + links of parity t in step t. Offset q = floor(m/2)
+ * makes up the other parity: from odd origins it hops in the steps t < 2q
+ * with t mod 4 in {0, 3}, from even origins in those with t mod 4 in {1, 2}
+ * (its k-th hop leaves parity c + k = t + 1 either way). Every other offset
+ * hops in the same steps from both origin parities (one block on every +
+ * link), in the window where the load so far is least (longest first). The
+ * - direction mirrors it: offset n - a from origin parity c as a from 1 - c.
+ * Every step then loads all four link classes alike, but step m - 1 when m is
+ * odd (the tie alone).
+ */
+static void r_build(struct o2r *r)
+{
+	const int n = r->n, m = r->m, q = m / 2, S = r->S;
+	int32_t *prof = r->ld; /* per step: the load so far (r->ld's first S entries) */
+
+	memset(r->seq, 0, (size_t)2 * n * S);
+	memset(prof, 0, (size_t)S * sizeof(*prof));
+	r_window(r, m, 0, m);		/* the tie, + from even origins */
+	r_window(r, n + m, 0, m);	/* and - from odd origins */
+	for (int c = 0; q && c < 2; c++) {
+		uint8_t *p = &r->seq[(size_t)(c * n + q) * S], *mir = &r->seq[(size_t)((1 - c) * n + n - q) * S];
+
+		memset(p, 0, S);
+		for (int t = 0; t < 2 * q; t++)
+			p[t] = ((t & 3) == 0 || (t & 3) == 3) == (c == 1);
+		memcpy(mir, p, S);
+	}
+	for (int t = 0; t < m; t++)
+		prof[t] = 1;
+	for (int a = m - 1; a >= 1; a--) {
+		int best = 0;
+		int64_t bl = -1;
+
+		if (a == q)
+			continue;
+		for (int t = 0; t + a <= S; t++) {
+			int64_t l = 0;
+
+			for (int k = t; k < t + a; k++)
+				l += prof[k];
+			if (bl < 0 || l < bl) {
+				bl = l;
+				best = t;
+			}
+		}
+		for (int k = best; k < best + a; k++)
+			prof[k]++;
+		for (int c = 0; c < 2; c++) {
+			r_window(r, c * n + a, best, a);
+			r_window(r, c * n + n - a, best, a);
+		}
+	}
+	memset(r->ld, 0, (size_t)S * 4 * sizeof(*r->ld));
+	for (int v = 0; v < 2 * n; v++)
+		r_add(r, v, 0, S - 1, 1);
+}
+
+/* Seeds of the annealing rounds (fixed: the construction is deterministic). */
+static const uint64_t o2_seeds[] = { 0x9e3779b97f4a7c15ull, 0x5851f42d4c957f2dull, 0x2545f4914f6cdd1dull,
+				     0xd1b54a32d192ed03ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull };
+#define O2_NSEEDS ((int)(sizeof(o2_seeds) / sizeof(o2_seeds[0])))
+
+/* The torus construction: units, ring part, and each offset's unit. */
+struct o2t {
+	struct o2u u;
+	struct o2r r;
+	int ringdim;  /* the ring part's dimension (the even side of an even x odd torus), or -1 */
+	int32_t *uid; /* per offset ix * c + iy: its unit, -1 none (0, 0), -2 the ring part */
+};
+
+static void t_free(struct o2t *t)
+{
+	free(t->u.seq);
+	free(t->u.ld);
+	free(t->u.fix);
+	free(t->r.seq);
+	free(t->r.ld);
+	free(t->uid);
+}
+
+/* Unit v for offset (a, b), starting x first when |a| > |b| or (|a| = |b| and
+ * the signs agree), else y first: exact on odd x odd tori with r = c (x and y
+ * loads equal step by step by the (a,b) <-> (b,a) symmetry). */
+static void u_layout(struct o2u *u, int v, int a, int b)
+{
+	const int xa = abs(a), yb = abs(b), xfirst = xa > yb || (xa == yb && a * b > 0);
+	uint8_t *q = &u->seq[(size_t)v * u->S];
+
+	for (int t = 0; t < u->S; t++) {
+		if (xfirst)
+			q[t] = t < xa ? 1 : t >= u->S - yb ? 2 : 0;
+		else
+			q[t] = t < yb ? 2 : t >= u->S - xa ? 1 : 0;
+	}
+}
+
+/* Offsets to units: an antipodal pair shares one; the self-antipodal offsets
+ * (r/2, 0), (0, c/2), (r/2, c/2) of an even x even torus share one, laid out
+ * as (r/2, c/2); an even x odd torus's offsets along its even side are the
+ * ring part. */
+static int t_setup(const struct o2 *g, struct o2t *t)
+{
+	const int R = g->r, C = g->c, S = g->S, nring = t->ringdim < 0 ? 0 : t->ringdim ? C : R;
+	int super = -1;
+
+	t->u.S = S;
+	t->u.seq = malloc((size_t)R * C * S);
+	t->u.ld = malloc((size_t)2 * S * sizeof(*t->u.ld));
+	t->u.fix = calloc((size_t)2 * S, sizeof(*t->u.fix));
+	t->uid = malloc((size_t)R * C * sizeof(*t->uid));
+	t->r = (struct o2r){ .n = nring, .m = nring / 2, .S = S };
+	t->r.seq = malloc((size_t)2 * nring * S + 1);
+	t->r.ld = calloc((size_t)4 * S, sizeof(*t->r.ld));
+	if (!t->u.seq || !t->u.ld || !t->u.fix || !t->uid || !t->r.seq || !t->r.ld)
+		return -ENOMEM;
+	for (int id = 0; id < R * C; id++) {
+		const int ix = id / C, iy = id % C, jd = (R - ix) % R * C + (C - iy) % C;
+
+		if (!id) {
+			t->uid[id] = -1;
+		} else if ((t->ringdim == 0 && !iy) || (t->ringdim == 1 && !ix)) {
+			t->uid[id] = -2;
+		} else if (jd < id || (jd == id && super >= 0)) {
+			t->uid[id] = jd < id ? t->uid[jd] : super;
+		} else {
+			if (jd == id)
+				super = t->u.n;
+			t->uid[id] = t->u.n;
+			u_layout(&t->u, t->u.n++, jd == id ? R / 2 : o2_signed(ix, R), jd == id ? C / 2 : o2_signed(iy, C));
+		}
+	}
 	return 0;
 }
 
-/* Take the move o2_propose made for v (its loads are already in place). */
-static void o2_take(struct o2 *g, int v, const uint8_t *tmp, int flip)
+/* The ring part (constructed), then the units, annealed towards the bound
+ * (target); returns the cost reached or -ENOMEM. */
+static int64_t t_search(struct o2t *t, int64_t target)
 {
-	memcpy(&g->seq[(size_t)v * g->S], tmp, g->S);
-	if (flip == 1)
-		g->sa[v] = (int8_t)-g->sa[v];
-	else if (flip == 2)
-		g->sb[v] = (int8_t)-g->sb[v];
+	struct o2u *u = &t->u;
+	uint8_t *best = malloc((size_t)u->n * u->S + 1);
+	const long budget = 100000 + 100L * u->n * u->S;
+	int64_t f;
+
+	if (!best)
+		return -ENOMEM;
+	if (t->ringdim >= 0) {
+		r_build(&t->r);
+		for (int s = 0; s < u->S; s++)
+			u->fix[2 * s + t->ringdim] = r_max(&t->r.ld[4 * s]);
+	}
+	f = u_loads(u);
+	for (int k = 0; k < O2_NSEEDS && f > target && u->n; k++)
+		f = u_anneal(u, target, o2_seeds[k], budget, best);
+	free(best);
+	return f;
 }
 
-/*
- * Torus: on a torus every node sees the same offsets, so a step's load on a
- * link depends only on the timetables and the link's parity class. Improve
- * the starting timetables by simulated annealing on the lock-step cost (sum
- * over steps of the busiest link): move one hop of one variable to another
- * step (or swap an x and a y hop), or send a tie the other way round.
- * Deterministic; stops at the bound.
- */
-static int64_t o2_anneal(struct o2 *g, int64_t bound, uint64_t rng, int64_t wmax, double T0, long budget)
+/* Does offset (a, b) go + in x from origin class cx? Ties by the pairing of
+ * the top comment. */
+static int o2_xplus(const struct o2 *g, int a, int b, int cx)
 {
-	struct o2_snap best;
-	uint8_t *tmp = malloc(g->S);
-	double T = T0, decay = pow(0.05 / T0, 1.0 / (double)budget);
-	int64_t cur, bestc;
+	if (2 * a != g->r)
+		return a > 0;
+	if (!b)
+		return cx == 0;
+	if (2 * b == g->c)
+		return cx == 1;
+	return !((cx + (b > 0)) & 1);
+}
 
-	if (o2_snap_alloc(g, &best) || !tmp) {
-		o2_snap_free(&best);
-		free(tmp);
-		return -ENOMEM;
-	}
-	memset(g->load, 0, (size_t)g->S * 16 * sizeof(*g->load));
-	for (int v = 0; v < g->nvars; v++)
-		o2_load(g, v, &g->seq[(size_t)v * g->S], 1);
-	g->wmax = wmax;
-	cur = o2_energy(g);
-	bestc = o2_lockstep(g);
-	o2_save(g, &best);
-	for (long it = 0; it < budget && bestc > bound; it++, T *= decay) {
-		int v = (int)(o2_rand(&rng) % (uint64_t)g->nvars);
-		uint8_t *q = &g->seq[(size_t)v * g->S];
-		int flip = o2_propose(g, v, tmp, &rng);
-		int64_t c;
+static int o2_yplus(const struct o2 *g, int a, int b, int cy)
+{
+	if (2 * b != g->c)
+		return b > 0;
+	if (!a)
+		return cy == 0;
+	if (2 * a == g->r)
+		return cy == 1;
+	return !((cy + (a > 0)) & 1);
+}
 
-		if (flip < 0)
+/* Every variable's timetable from its unit's (or the ring part's). */
+static void t_expand(struct o2 *g, const struct o2t *t)
+{
+	const int S = g->S;
+
+	for (int v = 0; v < g->nvars; v++) {
+		const int cl = v / (g->wx * g->wy), cx = cl / g->ncy, cy = cl % g->ncy;
+		const int ix = v / g->wy % g->wx, iy = v % g->wy, id = ix * g->c + iy, w = t->uid[id];
+		const int a = o2_signed(ix, g->r), b = o2_signed(iy, g->c);
+		uint8_t *q = &g->seq[(size_t)v * S];
+
+		memset(q, 0, S);
+		if (w == -2) {
+			const int c = t->ringdim ? cy : cx, i = t->ringdim ? iy : ix, dir = r_dir(&t->r, c, i);
+
+			for (int s = 0; s < S; s++)
+				if (t->r.seq[(size_t)(c * t->r.n + i) * S + s])
+					q[s] = (uint8_t)(2 * t->ringdim + dir + 1);
 			continue;
-		o2_load(g, v, q, -1);
-		o2_load(g, v, tmp, 1);
-		c = o2_energy(g);
-		if (c <= cur || (double)(o2_rand(&rng) % 1000000) / 1e6 < exp(-(double)(c - cur) / T)) {
-			int64_t ls = o2_lockstep(g);
+		}
+		for (int s = 0; w >= 0 && s < S; s++) {
+			const uint8_t h = t->u.seq[(size_t)w * S + s];
 
-			o2_take(g, v, tmp, flip);
-			cur = c;
-			if (ls < bestc) {
-				bestc = ls;
-				o2_save(g, &best);
-			}
-		} else {
-			o2_load(g, v, tmp, -1);
-			o2_load(g, v, q, 1);
+			if (h == 1 && a)
+				q[s] = o2_xplus(g, a, b, cx) ? 1 : 2;
+			else if (h == 2 && b)
+				q[s] = o2_yplus(g, a, b, cy) ? 3 : 4;
 		}
 	}
-	o2_restore(g, &best);
-	o2_snap_free(&best);
-	free(tmp);
-	return bestc;
 }
 
-/* Two rounds from different seeds and weights; keeps the better. Returns
- * the lock-step cost reached or -ENOMEM. */
-static int64_t o2_search(struct o2 *g, int64_t bound)
+/* A torus (or an odd ring): timetables from units; returns 0 or -ENOMEM. */
+static int o2_torus(struct o2 *g)
 {
-	long budget = (long)g->nvars * g->S <= 4000 ? 400000 : 40000 + 400L * g->nvars;
-	struct o2_snap first;
-	int64_t c1, c2;
+	struct o2t t = { .ringdim = !(g->r & 1) && (g->c & 1) ? 0 : (g->r & 1) && g->c > 1 && !(g->c & 1) ? 1 : -1 };
+	int64_t f;
+	int err = t_setup(g, &t);
 
-	if (o2_snap_alloc(g, &first)) {
-		o2_snap_free(&first);
-		return -ENOMEM;
+	if (!err) {
+		f = t_search(&t, (int64_t)tc_lower_bound_blocks(g->sh, TC_COLL_ALLTOALL));
+		err = f < 0 ? (int)f : 0;
 	}
-	c1 = o2_anneal(g, bound, 0x2545f4914f6cdd1dull, 64, 1.0, budget);
-	if (c1 > bound) {
-		o2_save(g, &first);
-		c2 = o2_anneal(g, bound, 0x9e3779b97f4a7c15ull, 1 << 16, 65536.0, budget);
-		if (c2 > c1)
-			o2_restore(g, &first);
-		else
-			c1 = c2;
-	}
-	o2_snap_free(&first);
-	return c1;
+	if (!err)
+		t_expand(g, &t);
+	t_free(&t);
+	return err;
 }
+
 
 /*
  * Meshes (and partly wrapping shapes): nodes do not all see the same offsets,
@@ -590,10 +805,7 @@ static int o2_run(struct o2 *g, struct tc_sched *s)
 
 static void o2_free(struct o2 *g)
 {
-	free(g->sa);
-	free(g->sb);
 	free(g->seq);
-	free(g->load);
 }
 
 /* Dimensions, variables and starting timetables of a 2-D (or 1-D: c = 1) shape. */
@@ -609,11 +821,8 @@ static int o2_setup(struct o2 *g, int r, int c, int wrapx, int wrapy)
 	g->wx = wrapx ? r : 2 * r - 1;
 	g->wy = c < 2 ? 1 : g->wrapy ? c : 2 * c - 1;
 	g->nvars = g->ncx * g->ncy * g->wx * g->wy;
-	g->sa = malloc(g->nvars);
-	g->sb = malloc(g->nvars);
 	g->seq = malloc((size_t)g->nvars * g->S);
-	g->load = calloc((size_t)g->S * 16, sizeof(*g->load));
-	if (!g->sa || !g->sb || !g->seq || !g->load)
+	if (!g->seq)
 		return -ENOMEM;
 	for (int cx = 0; cx < g->ncx; cx++)
 		for (int cy = 0; cy < g->ncy; cy++)
@@ -623,22 +832,30 @@ static int o2_setup(struct o2 *g, int r, int c, int wrapx, int wrapy)
 	return 0;
 }
 
-/* Take the timetables of t, the transposed torus of g, into g. */
-static void o2_transpose(struct o2 *g, const struct o2 *t)
+/*
+ * 2x2: every one-hop timetable takes two steps for the diagonal, so the
+ * critical path is 2 blocks against a bound of 1; instead one step in which
+ * every node sends its x-neighbour's block on -x, its y-neighbour's on -y and
+ * the diagonal's on +x then +y (a two-hop message through the x-neighbour,
+ * whose +y link nothing else uses): every directed link carries one block.
+ */
+static int o2_build_2x2(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
-	static const uint8_t swap_dims[5] = { 0, 3, 4, 1, 2 };
+	static const int8_t routes[3][TC_MAX_DIMS] = { { -1, 0 }, { 0, -1 }, { 1, 1 } };
+	struct tc_sched *s = tc_sched_new(shape, TC_COLL_ALLTOALL, "opt2d",
+					  "one step on 2x2 at the bisection bound (Liu et al., All-Port Tori, Lemma 1)",
+					  TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
+	int err = s ? tc_sched_step(s) : -ENOMEM;
 
-	for (int cx = 0; cx < t->ncx; cx++)
-		for (int cy = 0; cy < t->ncy; cy++)
-			for (int ix = 0; ix < t->wx; ix++)
-				for (int iy = 0; iy < t->wy; iy++) {
-					int vt = o2_var(t, cx, cy, ix, iy), v = o2_var(g, cy, cx, iy, ix);
+	for (int n = 0; n < 4 && err >= 0; n++)
+		for (int k = 0; k < 3 && err >= 0; k++) {
+			int dst = tc_shape_walk(shape, n, routes[k]);
 
-					g->sa[v] = t->sb[vt];
-					g->sb[v] = t->sa[vt];
-					for (int s = 0; s < g->S; s++)
-						g->seq[(size_t)v * g->S + s] = swap_dims[t->seq[(size_t)vt * t->S + s]];
-				}
+			err = tc_sched_msg(s, n, dst, routes[k]);
+			if (err >= 0)
+				err = tc_sched_blk(s, n, dst);
+		}
+	return tc_sched_done(s, err, out, why, "opt2d: internal error building the 2x2 schedule");
 }
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
@@ -656,7 +873,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	if (shape->ndims == 1 && (shape->wrap_mask & 1) && !(shape->dims[0] & 1)) {
-		/* An even ring: one-hop relays cannot split the antipode; AR reaches the bound. */
+		/* An even ring: AR reaches the bound. */
 		err = tc_ar_build_ring(shape, out, why);
 		if (!err) {
 			(*out)->algo = "opt2d";
@@ -664,28 +881,12 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		}
 		return err;
 	}
+	if (shape->ndims == 2 && shape->wrap_mask == 3 && shape->dims[0] == 2 && shape->dims[1] == 2)
+		return o2_build_2x2(shape, out, why);
 	err = o2_setup(&g, shape->dims[0], shape->ndims > 1 ? shape->dims[1] : 1, shape->wrap_mask & 1,
 		       shape->ndims > 1 && (shape->wrap_mask & 2));
-	/* (a side of 2: the diagonal neighbour is 2 one-hop steps away whatever the timetable) */
-	if (!err && g.wrapx && (g.c < 2 || g.wrapy) && g.r > 2 && g.c != 2) {
-		long long X = (long long)g.c * (g.r * g.r / 4), Y = (long long)g.r * (g.c * g.c / 4);
-		int64_t bound = ((X > Y ? X : Y) + 1) / 2, c1 = o2_search(&g, bound);
-		struct o2 t = { .sh = shape };
-
-		err = c1 < 0 ? (int)c1 : 0;
-		/* The search is not symmetric: try the transposed torus too. */
-		if (!err && c1 > bound && g.c > 1 && g.r != g.c) {
-			err = o2_setup(&t, g.c, g.r, 1, 1);
-			if (!err) {
-				int64_t c2 = o2_search(&t, bound);
-
-				err = c2 < 0 ? (int)c2 : 0;
-				if (!err && c2 < c1)
-					o2_transpose(&g, &t);
-			}
-			o2_free(&t);
-		}
-	}
+	if (!err && g.wrapx && (g.c < 2 || g.wrapy))
+		err = o2_torus(&g);
 	if (err) {
 		o2_free(&g);
 		return err;
