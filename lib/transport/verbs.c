@@ -1086,9 +1086,29 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 	return 0;
 }
 
+static int tc_vb_probe(struct tc_tp *tp);
+
+/* The eager limit: TC_VERBS_EAGER, else the default. */
+static int tc_vb_eager_env(uint32_t *eager)
+{
+	const char *env = getenv("TC_VERBS_EAGER");
+	unsigned long v;
+	char *end;
+
+	*eager = TC_VB_EAGER_DEFAULT;
+	if (!env || !*env)
+		return 0;
+	v = strtoul(env, &end, 10);
+	if (*end || env[0] == '-' || v > TC_VB_EAGER_MAX)
+		return tc_err(-EINVAL, "TC_VERBS_EAGER=%s: bytes up to %zu (0: every message by RDMA write)", env,
+			      TC_VB_EAGER_MAX);
+	*eager = v;
+	return 0;
+}
+
 static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 {
-	const char *dims = attr->dims, *dev = attr->rdma_device, *env;
+	const char *dims = attr->dims, *dev = attr->rdma_device;
 	struct tc_vb_card mine = { .magic = TC_VB_MAGIC }, *all = NULL;
 	struct tc_vb *vb;
 	char why[256] = "";
@@ -1103,18 +1123,10 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	vb = calloc(1, sizeof(*vb));
 	if (!vb)
 		return tc_err(-ENOMEM, "transport verbs: out of memory");
-	vb->eager = TC_VB_EAGER_DEFAULT;
-	env = getenv("TC_VERBS_EAGER");
-	if (env && *env) {
-		char *end;
-		unsigned long v = strtoul(env, &end, 10);
-
-		if (*end || env[0] == '-' || v > TC_VB_EAGER_MAX) {
-			free(vb);
-			return tc_err(-EINVAL, "TC_VERBS_EAGER=%s: bytes up to %zu (0: every message by RDMA write)", env,
-				      TC_VB_EAGER_MAX);
-		}
-		vb->eager = v;
+	ret = tc_vb_eager_env(&vb->eager);
+	if (ret) {
+		free(vb);
+		return ret;
 	}
 
 	/* who we are */
@@ -1173,6 +1185,11 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	tp->rank = vb->rank;
 	tp->max_segs = 1;
 	tp->priv = vb;
+	ret = tc_vb_probe(tp);
+	if (ret) {
+		tp->priv = NULL;
+		goto err_free;
+	}
 	return 0;
 
 err_free:
@@ -1464,6 +1481,132 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 		vb->nrecs = vb->ndone = vb->nreaped = 0;
 	}
 	return 0;
+}
+
+/*
+ * The cost model's parameters of this network (tp->cost), measured once per
+ * communicator. Verbs has no routers: a message the schedule routes over
+ * several torus hops is one RDMA operation, so the model prices it as one
+ * startup and its bytes, and each rank's port serves one message at a time
+ * each way (TC_COST_DIRECT). ts and tw are measured, not assumed: the ranks
+ * pair up (r, r^1; an odd last rank sits out) and ping-pong all at once, as
+ * busy as in a collective, TC_VB_PROBE_ROUNDS round trips of an eager
+ * message and of a rendezvous one after a warm-up of each (which also makes
+ * the connection); ts = one way of the small one, tw = the large one's extra
+ * time per extra byte. Every rank's figures are gathered and each takes
+ * their medians, so every rank prices alike (and picks the same algorithm).
+ * TC_VERBS_PROBE=0, or both TC_COST_TS_US and TC_COST_TW_US set, skips it:
+ * the module's default timing with TC_COST_DIRECT (then TC_COST_* apply);
+ * TC_VERBS_PROBE=print has rank 0 print the figures on stderr.
+ */
+#define TC_VB_PROBE_SMALL 64
+#define TC_VB_PROBE_LARGE 65536
+#define TC_VB_PROBE_ROUNDS 4
+#define TC_VB_PROBE_TAG 0x70726f6265000000ull /* "probe": no schedule's tag */
+
+/* One way of a len-byte message between this rank and its partner, in us. */
+static int tc_vb_pingpong(struct tc_tp *tp, int peer, size_t len, int rounds, double *us)
+{
+	const struct tc_seg out = { 0, len }, in = { TC_VB_PROBE_LARGE, len };
+	struct tc_xfer x[2] = {
+		{ .op = TC_XFER_SEND, .peer = peer, .nsegs = 1, .segs = &out, .tag = TC_VB_PROBE_TAG + len },
+		{ .op = TC_XFER_RECV, .peer = peer, .nsegs = 1, .segs = &in, .tag = TC_VB_PROBE_TAG + len },
+	};
+	struct tc_wait_err we;
+	struct timespec t0, t1;
+	int ret = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < rounds && !ret; i++) {
+		if (tp->rank < peer) { /* the lower rank serves, the higher one returns it */
+			ret = tc_vb_post(tp, x, 2);
+			if (!ret)
+				ret = tc_vb_wait(tp, 2, tp->timeout_ms, &we);
+			continue;
+		}
+		ret = tc_vb_post(tp, &x[1], 1);
+		if (!ret)
+			ret = tc_vb_wait(tp, 1, tp->timeout_ms, &we);
+		if (!ret)
+			ret = tc_vb_post(tp, &x[0], 1);
+		if (!ret)
+			ret = tc_vb_wait(tp, 1, tp->timeout_ms, &we);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*us = ((t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3) / rounds / 2;
+	if (ret)
+		tc_err(ret, "transport verbs: probing the network with rank %d (on %s): %s", peer,
+		       tc_vb_host(to_vb(tp), peer), tc_strerror(ret));
+	return ret;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of the non-negative v[k*2 + which], k < n (-1 if none). */
+static double tc_vb_median(const double *v, int n, int which, double *tmp)
+{
+	int m = 0;
+
+	for (int k = 0; k < n; k++)
+		if (v[2 * k + which] >= 0)
+			tmp[m++] = v[2 * k + which];
+	if (!m)
+		return -1;
+	qsort(tmp, m, sizeof(*tmp), cmp_double);
+	return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+}
+
+static int tc_vb_probe(struct tc_tp *tp)
+{
+	struct tc_vb *vb = to_vb(tp);
+	const char *env = getenv("TC_VERBS_PROBE");
+	const int peer = vb->rank ^ 1;
+	double mine[2] = { -1, -1 }, small, large, *all, ts, tw;
+	void *base;
+	int ret = 0;
+
+	tc_cost_params_default(&tp->cost);
+	tp->cost.flags = TC_COST_DIRECT;
+	tp->cost.hop_us = 0;
+	if ((env && !strcmp(env, "0")) || (getenv("TC_COST_TS_US") && getenv("TC_COST_TW_US")))
+		return 0;
+	if (peer < vb->size) {
+		ret = tc_vb_buffer(tp, 2 * TC_VB_PROBE_LARGE, &base);
+		if (!ret)
+			ret = tc_vb_pingpong(tp, peer, TC_VB_PROBE_SMALL, 1, &small);
+		if (!ret)
+			ret = tc_vb_pingpong(tp, peer, TC_VB_PROBE_LARGE, 1, &large);
+		if (!ret)
+			ret = tc_vb_pingpong(tp, peer, TC_VB_PROBE_SMALL, TC_VB_PROBE_ROUNDS, &small);
+		if (!ret)
+			ret = tc_vb_pingpong(tp, peer, TC_VB_PROBE_LARGE, TC_VB_PROBE_ROUNDS, &large);
+		if (ret)
+			return ret;
+		mine[0] = small;
+		mine[1] = large > small ? (large - small) / (TC_VB_PROBE_LARGE - TC_VB_PROBE_SMALL) : 0;
+	}
+	all = calloc(3 * (size_t)vb->size, sizeof(*all));
+	if (!all)
+		return tc_err(-ENOMEM, "transport verbs: out of memory");
+	ret = tc_boot_allgather(&vb->boot, mine, all, sizeof(mine), tp->timeout_ms);
+	if (!ret) {
+		ts = tc_vb_median(all, vb->size, 0, all + 2 * vb->size);
+		tw = tc_vb_median(all, vb->size, 1, all + 2 * vb->size);
+		if (ts >= 0 && tw >= 0) {
+			tp->cost.ts_us = ts;
+			tp->cost.tw_us_per_byte = tw;
+		}
+		if (env && !strcmp(env, "print") && vb->rank == 0)
+			fprintf(stderr, "libtoruscoll: verbs network probe: ts %.6g us, tw %.6g us/B (medians over %d ranks)\n",
+				tp->cost.ts_us, tp->cost.tw_us_per_byte, vb->size - (vb->size & 1));
+	}
+	free(all);
+	return ret;
 }
 
 const struct tc_transport_ops tc_transport_verbs = {
