@@ -50,7 +50,9 @@ static const char usage[] =
 	"                   device (torus.ko: it starts at the sender's clock) or\n"
 	"                   direct (verbs: one transfer whatever the route, one\n"
 	"                   startup, no per-hop time; each node sends one message\n"
-	"                   at a time and receives one at a time)\n"
+	"                   at a time and receives one at a time, for ts + bytes*tw,\n"
+	"                   then --lat US more that holds no port: the messages of\n"
+	"                   a step overlap their latencies)\n"
 	"  --explain        with --algo auto: every candidate with its predicted time\n"
 	"                   (or why it is not a candidate) and why the winner won\n"
 	"  --list           list the algorithms (of --coll if given) and exit\n"
@@ -241,7 +243,7 @@ static void print_explain(const struct tc_auto_choice *c, int json)
 
 enum {
 	OPT_COLL = 256, OPT_ALGO, OPT_DIMS, OPT_MESH, OPT_WRAP, OPT_ONE_PORT, OPT_JSON, OPT_DUMP, OPT_RUN,
-	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS, OPT_HOP, OPT_EXPLAIN, OPT_PRICING,
+	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS, OPT_HOP, OPT_EXPLAIN, OPT_PRICING, OPT_LAT,
 };
 
 static double num(const char *opt, const char *arg)
@@ -266,7 +268,7 @@ int main(int argc, char **argv)
 		{ "m", required_argument, NULL, OPT_M },	 { "list", no_argument, NULL, OPT_LIST },
 		{ "links", no_argument, NULL, OPT_LINKS },	 { "help", no_argument, NULL, 'h' },
 		{ "hop", required_argument, NULL, OPT_HOP },	 { "explain", no_argument, NULL, OPT_EXPLAIN },
-		{ "pricing", required_argument, NULL, OPT_PRICING },
+		{ "pricing", required_argument, NULL, OPT_PRICING }, { "lat", required_argument, NULL, OPT_LAT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *algo_name = NULL, *dims = NULL, *wrap = NULL, *why = NULL;
@@ -332,6 +334,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HOP:
 			p.hop_us = num("--hop", optarg);
+			priced = 1;
+			break;
+		case OPT_LAT:
+			p.lat_us = num("--lat", optarg);
 			priced = 1;
 			break;
 		case OPT_EXPLAIN:
@@ -504,6 +510,8 @@ int main(int argc, char **argv)
 				printf(",\"hop_us\":%g", p.hop_us);
 			if (p.flags)
 				printf(",\"pricing\":\"%s\"", p.flags & TC_COST_DIRECT ? "direct" : "device");
+			if (p.lat_us > 0)
+				printf(",\"lat_us\":%g", p.lat_us);
 		}
 		if (explain)
 			print_explain(&choice, 1);

@@ -26,7 +26,10 @@
  * one transfer, dur = ts + b*m*tw whatever its torus route, holding no link;
  * instead each node sends one message at a time and receives one at a time:
  * start also waits for the sender's previous send and the receiver's
- * previous receive to end (as on one-port shapes, either way).
+ * previous receive to end (as on one-port shapes, either way). Its time
+ * column then adds lat, the network's latency (LogP's L: ts is the overhead
+ * o + gap, what holds the ports), after the ports are free: the messages
+ * of one step overlap their latencies, the steps of a chain pay one each.
  * lockstep_blocks is the sum over global steps of the largest message: what
  * a machine that synchronises all nodes at each step would pay.
  *
@@ -291,6 +294,9 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 			memcpy(&c->sfree[msg->src * NCP], end, NCP * sizeof(*end));
 			memcpy(&c->rfree[msg->dst * NCP], end, NCP * sizeof(*end));
 		}
+		/* the latency after the ports let go: it overlaps the next messages */
+		for (int k = 2; k < NCP && direct; k++)
+			end[k] += c->p.lat_us;
 	}
 	c->lockstep_blocks += biggest;
 	/* done(n, s) = max(done(n, s-1), ends of n's step-s messages) */

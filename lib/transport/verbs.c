@@ -1487,53 +1487,51 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * The cost model's parameters of this network (tp->cost), measured once per
  * communicator. Verbs has no routers: a message the schedule routes over
  * several torus hops is one RDMA operation, so the model prices it as one
- * startup and its bytes, and each rank's port serves one message at a time
- * each way (TC_COST_DIRECT). ts and tw are measured, not assumed: the ranks
- * pair up (r, r^1; an odd last rank sits out) and ping-pong all at once, as
- * busy as in a collective, TC_VB_PROBE_ROUNDS round trips of an eager
- * message and of a rendezvous one after a warm-up of each (which also makes
- * the connection); ts = one way of the small one, tw = the large one's extra
- * time per extra byte. Every rank's figures are gathered and each takes
- * their medians, so every rank prices alike (and picks the same algorithm).
+ * transfer (TC_COST_DIRECT): ts + bytes*tw holding the sender's and the
+ * receiver's port, then the latency lat, which the messages of one step
+ * overlap. The three are measured, not assumed: the ranks pair up (r, r^1;
+ * an odd last rank sits out) and all pairs exchange at once, both ways, as
+ * busy as in a collective, TC_VB_PROBE_ROUNDS times after a warm-up (which
+ * also makes the connection): one small (eager) message each way (t1),
+ * TC_VB_PROBE_BURST of them in one step (tk) and one large (rendezvous)
+ * message (tl). ts = (tk - t1) / (BURST - 1), lat = t1 - ts, tw = (tl - t1)
+ * / the extra bytes. Every rank's figures are gathered and each takes their
+ * medians, so every rank prices alike (and picks the same algorithm).
  * TC_VERBS_PROBE=0, or both TC_COST_TS_US and TC_COST_TW_US set, skips it:
  * the module's default timing with TC_COST_DIRECT (then TC_COST_* apply);
  * TC_VERBS_PROBE=print has rank 0 print the figures on stderr.
  */
 #define TC_VB_PROBE_SMALL 64
 #define TC_VB_PROBE_LARGE 65536
+#define TC_VB_PROBE_BURST 8
 #define TC_VB_PROBE_ROUNDS 4
 #define TC_VB_PROBE_TAG 0x70726f6265000000ull /* "probe": no schedule's tag */
 
-/* One way of a len-byte message between this rank and its partner, in us. */
-static int tc_vb_pingpong(struct tc_tp *tp, int peer, size_t len, int rounds, double *us)
+/* The time of one exchange of n len-byte messages each way with peer, in us. */
+static int tc_vb_exchange(struct tc_tp *tp, int peer, size_t len, int n, int rounds, double *us)
 {
-	const struct tc_seg out = { 0, len }, in = { TC_VB_PROBE_LARGE, len };
-	struct tc_xfer x[2] = {
-		{ .op = TC_XFER_SEND, .peer = peer, .nsegs = 1, .segs = &out, .tag = TC_VB_PROBE_TAG + len },
-		{ .op = TC_XFER_RECV, .peer = peer, .nsegs = 1, .segs = &in, .tag = TC_VB_PROBE_TAG + len },
-	};
+	struct tc_seg seg[2 * TC_VB_PROBE_BURST];
+	struct tc_xfer x[2 * TC_VB_PROBE_BURST];
 	struct tc_wait_err we;
 	struct timespec t0, t1;
 	int ret = 0;
 
+	for (int i = 0; i < n; i++) {
+		seg[2 * i] = (struct tc_seg){ (uint64_t)i * len, len };
+		seg[2 * i + 1] = (struct tc_seg){ TC_VB_PROBE_LARGE * (uint64_t)TC_VB_PROBE_BURST + i * len, len };
+		x[2 * i] = (struct tc_xfer){ .op = TC_XFER_SEND, .peer = peer, .nsegs = 1, .segs = &seg[2 * i],
+					     .tag = TC_VB_PROBE_TAG + (len << 8) + i };
+		x[2 * i + 1] = (struct tc_xfer){ .op = TC_XFER_RECV, .peer = peer, .nsegs = 1, .segs = &seg[2 * i + 1],
+						 .tag = TC_VB_PROBE_TAG + (len << 8) + i };
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < rounds && !ret; i++) {
-		if (tp->rank < peer) { /* the lower rank serves, the higher one returns it */
-			ret = tc_vb_post(tp, x, 2);
-			if (!ret)
-				ret = tc_vb_wait(tp, 2, tp->timeout_ms, &we);
-			continue;
-		}
-		ret = tc_vb_post(tp, &x[1], 1);
+	for (int r = 0; r < rounds && !ret; r++) {
+		ret = tc_vb_post(tp, x, 2 * n);
 		if (!ret)
-			ret = tc_vb_wait(tp, 1, tp->timeout_ms, &we);
-		if (!ret)
-			ret = tc_vb_post(tp, &x[0], 1);
-		if (!ret)
-			ret = tc_vb_wait(tp, 1, tp->timeout_ms, &we);
+			ret = tc_vb_wait(tp, 2 * n, tp->timeout_ms, &we);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	*us = ((t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3) / rounds / 2;
+	*us = ((t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3) / rounds;
 	if (ret)
 		tc_err(ret, "transport verbs: probing the network with rank %d (on %s): %s", peer,
 		       tc_vb_host(to_vb(tp), peer), tc_strerror(ret));
@@ -1547,18 +1545,43 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median of the non-negative v[k*2 + which], k < n (-1 if none). */
+/* The median of the non-negative v[k*3 + which], k < n (-1 if none). */
 static double tc_vb_median(const double *v, int n, int which, double *tmp)
 {
 	int m = 0;
 
 	for (int k = 0; k < n; k++)
-		if (v[2 * k + which] >= 0)
-			tmp[m++] = v[2 * k + which];
+		if (v[3 * k + which] >= 0)
+			tmp[m++] = v[3 * k + which];
 	if (!m)
 		return -1;
 	qsort(tmp, m, sizeof(*tmp), cmp_double);
 	return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+}
+
+/* This rank's ts, lat and tw, exchanging with peer. */
+static int tc_vb_measure(struct tc_tp *tp, int peer, double *mine)
+{
+	const int R = TC_VB_PROBE_ROUNDS, K = TC_VB_PROBE_BURST;
+	double t1, tk, tl;
+	void *base;
+	int ret;
+
+	ret = tc_vb_buffer(tp, 2 * (size_t)K * TC_VB_PROBE_LARGE, &base);
+	if (!ret) /* warm-up: connect, and the first rendezvous */
+		ret = tc_vb_exchange(tp, peer, TC_VB_PROBE_LARGE, 1, 1, &tl);
+	if (!ret)
+		ret = tc_vb_exchange(tp, peer, TC_VB_PROBE_SMALL, 1, R, &t1);
+	if (!ret)
+		ret = tc_vb_exchange(tp, peer, TC_VB_PROBE_SMALL, K, R, &tk);
+	if (!ret)
+		ret = tc_vb_exchange(tp, peer, TC_VB_PROBE_LARGE, 1, R, &tl);
+	if (ret)
+		return ret;
+	mine[0] = tk > t1 ? (tk - t1) / (K - 1) : 0;
+	mine[1] = t1 > mine[0] ? t1 - mine[0] : 0;
+	mine[2] = tl > t1 ? (tl - t1) / (TC_VB_PROBE_LARGE - TC_VB_PROBE_SMALL) : 0;
+	return 0;
 }
 
 static int tc_vb_probe(struct tc_tp *tp)
@@ -1566,8 +1589,7 @@ static int tc_vb_probe(struct tc_tp *tp)
 	struct tc_vb *vb = to_vb(tp);
 	const char *env = getenv("TC_VERBS_PROBE");
 	const int peer = vb->rank ^ 1;
-	double mine[2] = { -1, -1 }, small, large, *all, ts, tw;
-	void *base;
+	double mine[3] = { -1, -1, -1 }, *all, v[3];
 	int ret = 0;
 
 	tc_cost_params_default(&tp->cost);
@@ -1576,35 +1598,24 @@ static int tc_vb_probe(struct tc_tp *tp)
 	if ((env && !strcmp(env, "0")) || (getenv("TC_COST_TS_US") && getenv("TC_COST_TW_US")))
 		return 0;
 	if (peer < vb->size) {
-		ret = tc_vb_buffer(tp, 2 * TC_VB_PROBE_LARGE, &base);
-		if (!ret)
-			ret = tc_vb_pingpong(tp, peer, TC_VB_PROBE_SMALL, 1, &small);
-		if (!ret)
-			ret = tc_vb_pingpong(tp, peer, TC_VB_PROBE_LARGE, 1, &large);
-		if (!ret)
-			ret = tc_vb_pingpong(tp, peer, TC_VB_PROBE_SMALL, TC_VB_PROBE_ROUNDS, &small);
-		if (!ret)
-			ret = tc_vb_pingpong(tp, peer, TC_VB_PROBE_LARGE, TC_VB_PROBE_ROUNDS, &large);
+		ret = tc_vb_measure(tp, peer, mine);
 		if (ret)
 			return ret;
-		mine[0] = small;
-		mine[1] = large > small ? (large - small) / (TC_VB_PROBE_LARGE - TC_VB_PROBE_SMALL) : 0;
 	}
-	all = calloc(3 * (size_t)vb->size, sizeof(*all));
+	all = calloc(4 * (size_t)vb->size, sizeof(*all));
 	if (!all)
 		return tc_err(-ENOMEM, "transport verbs: out of memory");
 	ret = tc_boot_allgather(&vb->boot, mine, all, sizeof(mine), tp->timeout_ms);
-	if (!ret) {
-		ts = tc_vb_median(all, vb->size, 0, all + 2 * vb->size);
-		tw = tc_vb_median(all, vb->size, 1, all + 2 * vb->size);
-		if (ts >= 0 && tw >= 0) {
-			tp->cost.ts_us = ts;
-			tp->cost.tw_us_per_byte = tw;
-		}
-		if (env && !strcmp(env, "print") && vb->rank == 0)
-			fprintf(stderr, "libtoruscoll: verbs network probe: ts %.6g us, tw %.6g us/B (medians over %d ranks)\n",
-				tp->cost.ts_us, tp->cost.tw_us_per_byte, vb->size - (vb->size & 1));
+	for (int i = 0; i < 3 && !ret; i++)
+		v[i] = tc_vb_median(all, vb->size, i, all + 3 * vb->size);
+	if (!ret && v[0] >= 0) {
+		tp->cost.ts_us = v[0];
+		tp->cost.lat_us = v[1];
+		tp->cost.tw_us_per_byte = v[2];
 	}
+	if (!ret && env && !strcmp(env, "print") && vb->rank == 0)
+		fprintf(stderr, "libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B (medians over %d ranks)\n",
+			tp->cost.ts_us, tp->cost.lat_us, tp->cost.tw_us_per_byte, vb->size - (vb->size & 1));
 	free(all);
 	return ret;
 }

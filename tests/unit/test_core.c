@@ -630,9 +630,10 @@ static struct tc_sched *hand_sched(const struct tc_shape *s, const struct tmsg *
 	return sc;
 }
 
-static double priced(const struct tc_sched *sc, unsigned int flags)
+static double priced(const struct tc_sched *sc, unsigned int flags, double lat)
 {
-	struct tc_cost_params p = { .ts_us = 10, .tw_us_per_byte = 1, .hop_us = 2, .block_bytes = 4, .flags = flags };
+	struct tc_cost_params p = { .ts_us = 10, .tw_us_per_byte = 1, .hop_us = 2, .block_bytes = 4, .flags = flags,
+				    .lat_us = lat };
 	struct tc_cost c;
 
 	return tc_cost_eval(sc, &p, &c) ? -1 : c.time_us;
@@ -650,6 +651,10 @@ static double priced(const struct tc_sched *sc, unsigned int flags)
  *   1 block: 16). Both ends (routed): 2->1 starts at node 1's 24, ends 40.
  *   Sender start (the device): at node 2's 0, ends 16: 24 us. One-port
  *   ring with sender start: node 1's receive port is busy until 24: 40 us.
+ * Direct with latency 5 (after the ports are free, overlapping): the fan
+ *   ends 0->3 at 14+5, 1->2 at 14+5, 0->5 at 28+5: 33 us (not 28 + 3*5);
+ *   the chain: 0->1 holds the ports 0..22, ends 27; 2->1 waits for node 1's
+ *   27, holds 27..41, ends 46: two latencies.
  */
 static void test_cost_transport(void)
 {
@@ -660,21 +665,25 @@ static void test_cost_transport(void)
 	double t;
 
 	sc = hand_sched(&ring, fan, 3);
-	t = priced(sc, 0);
+	t = priced(sc, 0, 0);
 	tap_ok(near(t, 36), "cost, routed: per-hop time and a shared link serialise: %g us (want 36)", t);
-	t = priced(sc, TC_COST_DIRECT);
+	t = priced(sc, TC_COST_DIRECT, 0);
 	tap_ok(near(t, 28), "cost, direct: a 3-hop message is one startup, links are not held, a node's sends queue: %g us (want 28)", t);
+	t = priced(sc, TC_COST_DIRECT, 5);
+	tap_ok(near(t, 33), "cost, direct: a step's messages overlap their latencies: %g us (want 33)", t);
 	tc_sched_free(sc);
 
 	sc = hand_sched(&ring, late, 2);
-	t = priced(sc, 0);
+	t = priced(sc, 0, 0);
 	tap_ok(near(t, 40), "cost, routed: a message waits for both ends' earlier steps: %g us (want 40)", t);
-	t = priced(sc, TC_COST_SENDER_START);
+	t = priced(sc, TC_COST_SENDER_START, 0);
 	tap_ok(near(t, 24), "cost, sender start: a late receiver does not hold a message back: %g us (want 24)", t);
+	t = priced(sc, TC_COST_DIRECT, 5);
+	tap_ok(near(t, 46), "cost, direct: dependent steps pay a latency each: %g us (want 46)", t);
 	tc_sched_free(sc);
 
 	sc = hand_sched(&ring1p, late, 2);
-	t = priced(sc, TC_COST_SENDER_START);
+	t = priced(sc, TC_COST_SENDER_START, 0);
 	tap_ok(near(t, 40), "cost, sender start one-port: the receiver's port serialises: %g us (want 40)", t);
 	tc_sched_free(sc);
 }
