@@ -1492,7 +1492,8 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * overlap. The three are measured, not assumed: the ranks pair up (r, r^1;
  * an odd last rank sits out) and all pairs exchange at once, both ways, as
  * busy as in a collective, TC_VB_PROBE_ROUNDS times after a warm-up (which
- * also makes the connection): one small (eager) message each way (t1),
+ * also makes the connection), each timed alone and the median kept: one
+ * small (eager) message each way (t1),
  * TC_VB_PROBE_BURST of them in one step (tk) and one large (rendezvous)
  * message (tl). ts = (tk - t1) / (BURST - 1), lat = t1 - ts, tw = (tl - t1)
  * / the extra bytes. Every rank's figures are gathered and each takes their
@@ -1504,14 +1505,23 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 #define TC_VB_PROBE_SMALL 64
 #define TC_VB_PROBE_LARGE 65536
 #define TC_VB_PROBE_BURST 8
-#define TC_VB_PROBE_ROUNDS 4
+#define TC_VB_PROBE_ROUNDS 5
 #define TC_VB_PROBE_TAG 0x70726f6265000000ull /* "probe": no schedule's tag */
 
-/* The time of one exchange of n len-byte messages each way with peer, in us. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median time of one exchange of n len-byte messages each way with
+ * peer over rounds (at most TC_VB_PROBE_ROUNDS), in us. */
 static int tc_vb_exchange(struct tc_tp *tp, int peer, size_t len, int n, int rounds, double *us)
 {
 	struct tc_seg seg[2 * TC_VB_PROBE_BURST];
 	struct tc_xfer x[2 * TC_VB_PROBE_BURST];
+	double per[TC_VB_PROBE_ROUNDS];
 	struct tc_wait_err we;
 	struct timespec t0, t1;
 	int ret = 0;
@@ -1524,25 +1534,21 @@ static int tc_vb_exchange(struct tc_tp *tp, int peer, size_t len, int n, int rou
 		x[2 * i + 1] = (struct tc_xfer){ .op = TC_XFER_RECV, .peer = peer, .nsegs = 1, .segs = &seg[2 * i + 1],
 						 .tag = TC_VB_PROBE_TAG + (len << 8) + i };
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int r = 0; r < rounds && !ret; r++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		ret = tc_vb_post(tp, x, 2 * n);
 		if (!ret)
 			ret = tc_vb_wait(tp, 2 * n, tp->timeout_ms, &we);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		per[r] = (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	*us = ((t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3) / rounds;
+	/* the median round: one stalled round (a busy host) does not decide it */
+	qsort(per, rounds, sizeof(*per), cmp_double);
+	*us = rounds % 2 ? per[rounds / 2] : (per[rounds / 2 - 1] + per[rounds / 2]) / 2;
 	if (ret)
 		tc_err(ret, "transport verbs: probing the network with rank %d (on %s): %s", peer,
 		       tc_vb_host(to_vb(tp), peer), tc_strerror(ret));
 	return ret;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* The median of the non-negative v[k*3 + which], k < n (-1 if none). */
