@@ -1489,14 +1489,14 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * several torus hops is one RDMA operation, so the model prices it as one
  * transfer (TC_COST_DIRECT): ts + bytes*tw holding the sender's and the
  * receiver's port, then the latency lat, which the messages of one step
- * overlap. The three are measured, not assumed: the ranks pair up (r, r^1;
- * an odd last rank sits out) and all pairs exchange at once, both ways, as
- * busy as in a collective, TC_VB_PROBE_ROUNDS times after a warm-up (which
- * also makes the connection), each timed alone and the median kept: one
- * small (eager) message each way (t1),
- * TC_VB_PROBE_BURST of them in one step (tk) and one large (rendezvous)
- * message (tl). ts = (tk - t1) / (BURST - 1), lat = t1 - ts, tw = (tl - t1)
- * / the extra bytes. Every rank's figures are gathered and each takes their
+ * overlap. The three are measured, not assumed: the first Q ranks (Q the
+ * largest power of two in the job; the others sit out) exchange all at once,
+ * both ways, as busy as in a collective, TC_VB_PROBE_ROUNDS times after a
+ * warm-up (which also makes the connections), each timed alone and the
+ * median kept: one small (eager) message each way with rank^1 (t1), one
+ * with each of rank^1 .. rank^k in one step (tk, k = min(BURST, Q-1)) and
+ * one large (rendezvous) message with rank^1 (tl). ts = (tk - t1) / (k - 1),
+ * lat = t1 - ts, tw = (tl - t1) / the extra bytes. Every rank's figures are gathered and each takes their
  * medians, so every rank prices alike (and picks the same algorithm).
  * TC_VERBS_PROBE=0, or both TC_COST_TS_US and TC_COST_TW_US set, skips it:
  * the module's default timing with TC_COST_DIRECT (then TC_COST_* apply);
@@ -1515,9 +1515,9 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median time of one exchange of n len-byte messages each way with
- * peer over rounds (at most TC_VB_PROBE_ROUNDS), in us. */
-static int tc_vb_exchange(struct tc_tp *tp, int peer, size_t len, int n, int rounds, double *us)
+/* The median time over rounds (at most TC_VB_PROBE_ROUNDS) of one exchange
+ * of a len-byte message each way with each of ranks rank^1 .. rank^n, in us. */
+static int tc_vb_exchange(struct tc_tp *tp, size_t len, int n, int rounds, double *us)
 {
 	struct tc_seg seg[2 * TC_VB_PROBE_BURST];
 	struct tc_xfer x[2 * TC_VB_PROBE_BURST];
@@ -1527,6 +1527,8 @@ static int tc_vb_exchange(struct tc_tp *tp, int peer, size_t len, int n, int rou
 	int ret = 0;
 
 	for (int i = 0; i < n; i++) {
+		int peer = tp->rank ^ (i + 1);
+
 		seg[2 * i] = (struct tc_seg){ (uint64_t)i * len, len };
 		seg[2 * i + 1] = (struct tc_seg){ TC_VB_PROBE_LARGE * (uint64_t)TC_VB_PROBE_BURST + i * len, len };
 		x[2 * i] = (struct tc_xfer){ .op = TC_XFER_SEND, .peer = peer, .nsegs = 1, .segs = &seg[2 * i],
@@ -1542,13 +1544,12 @@ static int tc_vb_exchange(struct tc_tp *tp, int peer, size_t len, int n, int rou
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		per[r] = (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3;
 	}
+	if (ret)
+		return tc_err(ret, "transport verbs: probing the network (%s)", tc_strerror(ret));
 	/* the median round: one stalled round (a busy host) does not decide it */
 	qsort(per, rounds, sizeof(*per), cmp_double);
 	*us = rounds % 2 ? per[rounds / 2] : (per[rounds / 2 - 1] + per[rounds / 2]) / 2;
-	if (ret)
-		tc_err(ret, "transport verbs: probing the network with rank %d (on %s): %s", peer,
-		       tc_vb_host(to_vb(tp), peer), tc_strerror(ret));
-	return ret;
+	return 0;
 }
 
 /* The median of the non-negative v[k*3 + which], k < n (-1 if none). */
@@ -1565,26 +1566,31 @@ static double tc_vb_median(const double *v, int n, int which, double *tmp)
 	return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
 }
 
-/* This rank's ts, lat and tw, exchanging with peer. */
-static int tc_vb_measure(struct tc_tp *tp, int peer, double *mine)
+/*
+ * This rank's ts, lat and tw. The burst goes to k distinct peers (rank^1 ..
+ * rank^k, k = min(BURST, Q-1) for the largest power of two Q <= the job,
+ * whose ranks all take part): messages to many peers, as in a collective,
+ * cost more each than a burst on one connection.
+ */
+static int tc_vb_measure(struct tc_tp *tp, int k, double *mine)
 {
-	const int R = TC_VB_PROBE_ROUNDS, K = TC_VB_PROBE_BURST;
+	const int R = TC_VB_PROBE_ROUNDS;
 	double t1, tk, tl;
 	void *base;
 	int ret;
 
-	ret = tc_vb_buffer(tp, 2 * (size_t)K * TC_VB_PROBE_LARGE, &base);
+	ret = tc_vb_buffer(tp, 2 * (size_t)TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE, &base);
 	if (!ret) /* warm-up: connect, and the first rendezvous */
-		ret = tc_vb_exchange(tp, peer, TC_VB_PROBE_LARGE, 1, 1, &tl);
+		ret = tc_vb_exchange(tp, TC_VB_PROBE_LARGE, k, 1, &tl);
 	if (!ret)
-		ret = tc_vb_exchange(tp, peer, TC_VB_PROBE_SMALL, 1, R, &t1);
+		ret = tc_vb_exchange(tp, TC_VB_PROBE_SMALL, 1, R, &t1);
+	if (!ret && k > 1)
+		ret = tc_vb_exchange(tp, TC_VB_PROBE_SMALL, k, R, &tk);
 	if (!ret)
-		ret = tc_vb_exchange(tp, peer, TC_VB_PROBE_SMALL, K, R, &tk);
-	if (!ret)
-		ret = tc_vb_exchange(tp, peer, TC_VB_PROBE_LARGE, 1, R, &tl);
+		ret = tc_vb_exchange(tp, TC_VB_PROBE_LARGE, 1, R, &tl);
 	if (ret)
 		return ret;
-	mine[0] = tk > t1 ? (tk - t1) / (K - 1) : 0;
+	mine[0] = k > 1 ? (tk > t1 ? (tk - t1) / (k - 1) : 0) : t1;
 	mine[1] = t1 > mine[0] ? t1 - mine[0] : 0;
 	mine[2] = tl > t1 ? (tl - t1) / (TC_VB_PROBE_LARGE - TC_VB_PROBE_SMALL) : 0;
 	return 0;
@@ -1594,17 +1600,19 @@ static int tc_vb_probe(struct tc_tp *tp)
 {
 	struct tc_vb *vb = to_vb(tp);
 	const char *env = getenv("TC_VERBS_PROBE");
-	const int peer = vb->rank ^ 1;
 	double mine[3] = { -1, -1, -1 }, *all, v[3];
-	int ret = 0;
+	int ret = 0, q = 1, k;
 
 	tc_cost_params_default(&tp->cost);
 	tp->cost.flags = TC_COST_DIRECT;
 	tp->cost.hop_us = 0;
 	if ((env && !strcmp(env, "0")) || (getenv("TC_COST_TS_US") && getenv("TC_COST_TW_US")))
 		return 0;
-	if (peer < vb->size) {
-		ret = tc_vb_measure(tp, peer, mine);
+	while (2 * q <= vb->size)
+		q *= 2;
+	k = q - 1 < TC_VB_PROBE_BURST ? q - 1 : TC_VB_PROBE_BURST;
+	if (vb->rank < q && k > 0) {
+		ret = tc_vb_measure(tp, k, mine);
 		if (ret)
 			return ret;
 	}
@@ -1621,7 +1629,7 @@ static int tc_vb_probe(struct tc_tp *tp)
 	}
 	if (!ret && env && !strcmp(env, "print") && vb->rank == 0)
 		fprintf(stderr, "libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B (medians over %d ranks)\n",
-			tp->cost.ts_us, tp->cost.lat_us, tp->cost.tw_us_per_byte, vb->size - (vb->size & 1));
+			tp->cost.ts_us, tp->cost.lat_us, tp->cost.tw_us_per_byte, q);
 	free(all);
 	return ret;
 }
