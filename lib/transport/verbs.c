@@ -1498,7 +1498,8 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * one large (rendezvous) message with rank^1 (tl). ts = (tk - t1) / (k - 1),
  * lat = t1 - ts, tw = (tl - t1) / the extra bytes. Every rank's figures are gathered and each takes their
  * medians, so every rank prices alike (and picks the same algorithm).
- * TC_VERBS_PROBE=0, or both TC_COST_TS_US and TC_COST_TW_US set, skips it:
+ * TC_VERBS_PROBE=0, both TC_COST_TS_US and TC_COST_TW_US set, or the
+ * runtime's own exchange (tc_comm_attr.oob_allgather, called once) skips it:
  * the module's default timing with TC_COST_DIRECT (then TC_COST_* apply);
  * TC_VERBS_PROBE=print has rank 0 print the figures on stderr.
  */
@@ -1606,7 +1607,10 @@ static int tc_vb_probe(struct tc_tp *tp)
 	tc_cost_params_default(&tp->cost);
 	tp->cost.flags = TC_COST_DIRECT;
 	tp->cost.hop_us = 0;
-	if ((env && !strcmp(env, "0")) || (getenv("TC_COST_TS_US") && getenv("TC_COST_TW_US")))
+	/* the runtime's own exchange is called once per communicator (toruscoll.h):
+	 * no second one for the figures, so no probe */
+	if ((env && !strcmp(env, "0")) || (getenv("TC_COST_TS_US") && getenv("TC_COST_TW_US")) ||
+	    vb->boot.oob_allgather)
 		return 0;
 	while (2 * q <= vb->size)
 		q *= 2;
