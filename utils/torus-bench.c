@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,7 +41,12 @@ static const char usage_text[] =
 	"                      alltoallv, allgatherv, reduce_scatter\n"
 	"  -a, --algo A        alltoall/allgather: an algorithm (torus-sched --list),\n"
 	"                      a comma-separated list of them,\n"
-	"                      auto (default) or all\n"
+	"                      auto (default) or all (auto, then every algorithm of\n"
+	"                      the collective); with auto and others, a closing\n"
+	"                      table per size: auto's pick and measured time against\n"
+	"                      the measured best (dev: the virtual makespan of one\n"
+	"                      call, else the median over the calls of the slowest\n"
+	"                      rank's time)\n"
 	"      --transport T   dev (default, or $TC_TRANSPORT): this process is one\n"
 	"                      rank of a fabric (start with torusrun); sim: every node\n"
 	"                      a thread of this process (needs --dims or TC_SIM_DIMS,\n"
@@ -110,11 +116,14 @@ struct record {
 	double bytes;
 	int supported;
 	double tavg, tmin, tmax; /* us per iteration: avg/min/max over ranks */
+	double tmed;		 /* not dev: median over the calls of the slowest rank's time, or -1 */
 	double algbw, busbw;	 /* GB/s */
 	unsigned int steps;
 	double tx_blocks, lb_blocks;
 	double predicted; /* us, or -1 */
-	double makespan;  /* virtual us per iteration, or -1 */
+	double model_us;  /* the library's cost model for what ran (tc_coll_info.predicted_us), or -1 */
+	double makespan;  /* virtual us per call (dev: the median of per-call makespans), or -1 */
+	double wall;	  /* dev: median per-call wall time, first rank in to last out, or -1 */
 	long long errors;
 };
 
@@ -131,6 +140,7 @@ struct bench {
 	char failmsg[256];
 	pthread_mutex_t lock;
 	int ctl_fd; /* dev: /dev/torus-ctl for the makespan, or -1 */
+	pthread_barrier_t *obar; /* dev: a barrier of all ranks outside the fabric (shared file), or NULL */
 	unsigned int fabric_id;
 	/* the shape, as rank 0's communicator reports it */
 	int P, ndims, dims[TC_MAX_DIMS], one_port;
@@ -217,13 +227,15 @@ static int list_algos(struct bench *b)
 	f = popen(cmd, "r");
 	if (!f)
 		return -errno;
-	b->nalgos = 0;
+	/* auto first: the sweep then compares the library's choice with every candidate */
+	snprintf(b->algos[0], sizeof(b->algos[0]), "auto");
+	b->nalgos = 1;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "%31s %63s", coll, name) == 2 && !strcmp(coll, coll_names[b->o.coll]) &&
 		    b->nalgos < MAX_ALGOS)
 			snprintf(b->algos[b->nalgos++], sizeof(b->algos[0]), "%.31s", name);
 	st = pclose(f);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) || !b->nalgos)
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) || b->nalgos < 2)
 		return -ENOENT;
 	return 0;
 }
@@ -524,6 +536,155 @@ static int makespan(struct bench *b, double *us)
 	return 0;
 }
 
+/*
+ * Dev: a barrier of all ranks that sends nothing over the fabric, so the
+ * virtual clocks can be reset between calls and one call's makespan read
+ * alone (what the cost model predicts: every node starts at 0). A
+ * process-shared pthread barrier in a file under /tmp named after the fabric
+ * and the launcher (torusrun, every rank's parent). NULL when any rank could
+ * not map it (then the makespan is read across the timed calls).
+ */
+static pthread_barrier_t *obar_open(struct bench *b, tc_comm_t *comm, int rank, int P)
+{
+	pthread_barrier_t *m = MAP_FAILED;
+	pthread_barrierattr_t ba;
+	char path[96];
+	int32_t ok, all = 0;
+	int fd = -1;
+
+	snprintf(path, sizeof(path), "/tmp/torus-bench.%u.%d", b->fabric_id, (int)getppid());
+	if (rank == 0) {
+		unlink(path);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0 && !ftruncate(fd, sizeof(*m)))
+			m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED) {
+			pthread_barrierattr_init(&ba);
+			pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+			if (pthread_barrier_init(m, &ba, P)) {
+				munmap(m, sizeof(*m));
+				m = MAP_FAILED;
+			}
+			pthread_barrierattr_destroy(&ba);
+		}
+	}
+	if (tc_barrier(comm)) /* rank 0's barrier is in place */
+		return NULL;
+	if (rank) {
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd >= 0)
+			m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	}
+	if (fd >= 0)
+		close(fd);
+	ok = m != MAP_FAILED;
+	if (tc_allreduce(comm, &ok, &all, 1, TC_INT32, TC_MIN))
+		all = 0;
+	if (rank == 0)
+		unlink(path); /* every rank has it open (or gave up) */
+	if (!all) {
+		if (m != MAP_FAILED)
+			munmap(m, sizeof(*m));
+		return NULL;
+	}
+	return m;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* A query of the fabric's makespan, resetting it and every clock to 0 with reset. */
+static int fabric_span(struct bench *b, int reset, double *us)
+{
+	struct torus_fabric_query q = { .size = sizeof(q), .fabric_id = b->fabric_id };
+
+	q.flags = reset ? TORUS_QUERY_RESET_STATS : 0;
+	if (ioctl(b->ctl_fd, TORUS_IOC_FABRIC_QUERY, &q))
+		return -errno;
+	*us = q.makespan_ns / 1e3;
+	return 0;
+}
+
+/*
+ * Dev with the outside barrier: each timed call alone, its virtual clocks
+ * reset before it; r->makespan and r->wall the medians over the calls (rank
+ * 0 fills them), *t this rank's mean time in the call.
+ */
+static int timed_calls_dev(struct bench *b, tc_comm_t *comm, int rank, size_t size, struct bufs *B,
+			   struct record *r, double *t)
+{
+	const struct opts *o = &b->o;
+	double span[o->iters], wall[o->iters], sum = 0, t0, t1, x;
+	int ret = 0, n = 0;
+
+	/* every rank takes every barrier, even after a failed call */
+	for (int i = 0; i < o->iters; i++) {
+		pthread_barrier_wait(b->obar);
+		if (rank == 0 && fabric_span(b, 1, &x))
+			r->makespan = -2; /* a failed query: no makespan for this size */
+		pthread_barrier_wait(b->obar);
+		t0 = now_us();
+		if (!ret)
+			ret = run_once(comm, o->coll, size, B);
+		t1 = now_us();
+		sum += t1 - t0;
+		pthread_barrier_wait(b->obar);
+		if (rank == 0 && !ret) {
+			wall[n] = now_us() - t0;
+			if (fabric_span(b, 0, &span[n]))
+				r->makespan = -2;
+			n++;
+		}
+	}
+	*t = sum / o->iters;
+	if (rank == 0 && n && r->makespan > -2) {
+		r->makespan = median(span, n);
+		r->wall = median(wall, n);
+	} else if (rank == 0) {
+		r->makespan = -1;
+	}
+	return ret;
+}
+
+/*
+ * Not on the device: each timed call between barriers, r->tmed the median
+ * over the calls of the slowest rank's time in it (every rank fills it), *t
+ * this rank's mean. A loaded host stretches single calls by several times;
+ * the median of per-call maxima keeps one stall from deciding a comparison.
+ */
+static int timed_calls_wall(struct bench *b, tc_comm_t *comm, size_t size, struct bufs *B, struct record *r,
+			    double *t)
+{
+	const struct opts *o = &b->o;
+	double per[o->iters], slow[o->iters], sum = 0, t0;
+	int ret = 0;
+
+	for (int i = 0; i < o->iters && !ret; i++) {
+		ret = tc_barrier(comm);
+		t0 = now_us();
+		if (!ret)
+			ret = run_once(comm, o->coll, size, B);
+		per[i] = now_us() - t0;
+		sum += per[i];
+	}
+	if (!ret)
+		ret = tc_allreduce(comm, per, slow, o->iters, TC_DOUBLE, TC_MAX);
+	if (!ret)
+		r->tmed = median(slow, o->iters);
+	*t = sum / o->iters;
+	return ret;
+}
+
 static int bench_rank(tc_comm_t *comm, void *arg)
 {
 	struct bench *b = arg;
@@ -550,7 +711,9 @@ static int bench_rank(tc_comm_t *comm, void *arg)
 		}
 		use_ms = all == 1;
 	}
-	if (use_ms) {
+	if (use_ms)
+		b->obar = obar_open(b, comm, rank, P);
+	if (use_ms && !b->obar) {
 		/* the virtual time of one barrier (the least of 3): each size's
 		 * makespan growth has one before the timed calls and one after */
 		double m0 = 0, m1 = 0, best = -1;
@@ -594,7 +757,10 @@ static int bench_rank(tc_comm_t *comm, void *arg)
 			snprintf(r.algo, sizeof(r.algo), "%s", algo);
 			r.size = size;
 			r.predicted = -1;
+			r.model_us = -1;
+			r.tmed = -1;
 			r.makespan = -1;
+			r.wall = -1;
 			ret = alloc_bufs(o->coll, size, P, &B);
 			if (ret) {
 				set_fail(b, rank, ret, "allocating buffers");
@@ -631,9 +797,19 @@ static int bench_rank(tc_comm_t *comm, void *arg)
 					r.lb_blocks = info.lower_bound_blocks;
 					r.predicted = (info.steps * o->ts_ns + info.transmission_blocks * size * o->tw_ps / 1e3) /
 						      1e3;
+					r.model_us = info.predicted_us;
 				}
 			}
-			if (r.supported) {
+			if (r.supported && b->obar) {
+				fill(o->coll, size, P, rank, it, &B);
+				ret = timed_calls_dev(b, comm, rank, size, &B, &r, &t);
+				if (ret) {
+					set_fail(b, rank, ret, coll_names[o->coll]);
+					free_bufs(&B);
+					break;
+				}
+				bad += check(o->coll, size, P, rank, it, &B);
+			} else if (r.supported) {
 				if (use_ms) {
 					ret = tc_barrier(comm);
 					if (!ret && rank == 0 && makespan(b, &ms0))
@@ -643,9 +819,13 @@ static int bench_rank(tc_comm_t *comm, void *arg)
 					ret = tc_barrier(comm);
 				fill(o->coll, size, P, rank, it, &B);
 				t0 = now_us();
-				for (int i = 0; i < o->iters && !ret; i++)
-					ret = run_once(comm, o->coll, size, &B);
-				t = (now_us() - t0) / o->iters;
+				if (use_ms) {
+					for (int i = 0; i < o->iters && !ret; i++)
+						ret = run_once(comm, o->coll, size, &B);
+					t = (now_us() - t0) / o->iters;
+				} else if (!ret) {
+					ret = timed_calls_wall(b, comm, size, &B, &r, &t);
+				}
 				if (ret) {
 					set_fail(b, rank, ret, coll_names[o->coll]);
 					free_bufs(&B);
@@ -657,6 +837,8 @@ static int bench_rank(tc_comm_t *comm, void *arg)
 					if (!ret && rank == 0 && ms0 >= 0 && !makespan(b, &ms1))
 						r.makespan = fmax(0, ms1 - ms0 - 2 * b->barrier_ms) / o->iters;
 				}
+			}
+			if (r.supported) {
 				/* avg, min, max over ranks with the library's own allreduce */
 				v[0] = t;
 				if (!ret)
@@ -703,6 +885,7 @@ static int bench_rank(tc_comm_t *comm, void *arg)
 
 /* ---- output ---- */
 
+
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -724,6 +907,8 @@ static void json_num(FILE *f, double v)
 	else
 		fprintf(f, "%.6g", v);
 }
+
+static void print_vs_auto_json(const struct bench *b);
 
 static void print_json(const struct bench *b, const char *transport)
 {
@@ -779,11 +964,19 @@ static void print_json(const struct bench *b, const char *transport)
 		json_num(stdout, r->predicted);
 		printf(", \"ratio\": ");
 		json_num(stdout, r->predicted > 0 ? r->tavg / r->predicted : -1);
+		printf(", \"time_med_us\": ");
+		json_num(stdout, r->tmed);
 		printf(", \"makespan_us\": ");
 		json_num(stdout, r->makespan);
+		printf(", \"model_us\": ");
+		json_num(stdout, r->model_us);
+		printf(", \"wall_us\": ");
+		json_num(stdout, r->wall);
 		printf(", \"errors\": %lld}", r->errors);
 	}
-	printf("\n ]}\n");
+	printf("\n ]");
+	print_vs_auto_json(b);
+	printf("}\n");
 }
 
 static void fmt_opt(char *buf, size_t n, double v, const char *fmt)
@@ -792,6 +985,116 @@ static void fmt_opt(char *buf, size_t n, double v, const char *fmt)
 		snprintf(buf, n, "-");
 	else
 		snprintf(buf, n, fmt, v);
+}
+
+/* ---- auto against the measured best ---- */
+
+/*
+ * What a record's comparison uses: on the device the virtual makespan of a
+ * call (the fabric's timing model, what the cost model predicts), elsewhere
+ * the median over the calls of the slowest rank's wall time.
+ */
+static double measured(const struct record *r)
+{
+	return r->makespan >= 0 ? r->makespan : r->tmed >= 0 ? r->tmed : r->tmax;
+}
+
+struct vs_auto {
+	size_t size;
+	const struct record *autor, *pick, *best, *model_best;
+	double ratio; /* measured auto / measured best */
+};
+
+/*
+ * Per size where auto and at least one other algorithm ran: auto's record,
+ * the forced run of the algorithm auto picked, the measured best and the
+ * cost model's best of the forced runs. A forced algorithm that did not run
+ * (the shape refused it) is no candidate.
+ */
+static int vs_auto(const struct bench *b, struct vs_auto *out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < b->nrecs && n < max; i++) {
+		const struct record *a = &b->recs[i];
+		struct vs_auto v = { .size = a->size, .autor = a };
+
+		if (strcmp(a->algo, "auto") || !a->supported)
+			continue;
+		for (int j = 0; j < b->nrecs; j++) {
+			const struct record *r = &b->recs[j];
+
+			if (r->size != a->size || !strcmp(r->algo, "auto") || !r->supported || strcmp(r->ran, r->algo))
+				continue;
+			if (!strcmp(r->algo, a->ran))
+				v.pick = r;
+			if (!v.best || measured(r) < measured(v.best))
+				v.best = r;
+			if (r->model_us >= 0 && (!v.model_best || r->model_us < v.model_best->model_us))
+				v.model_best = r;
+		}
+		if (!v.best)
+			continue;
+		v.ratio = measured(v.best) > 0 ? measured(a) / measured(v.best) : 0;
+		out[n++] = v;
+	}
+	return n;
+}
+
+static const char *metric_name(const struct bench *b)
+{
+	return b->ctl_fd >= 0 ? "makespan" : "wall";
+}
+
+static void print_vs_auto_json(const struct bench *b)
+{
+	struct vs_auto v[64];
+	int n = vs_auto(b, v, 64);
+
+	printf(",\n \"metric\": \"%s\",\n \"auto_vs_best\": [", metric_name(b));
+	for (int i = 0; i < n; i++) {
+		printf("%s\n  {\"size\": %zu, \"pick\": ", i ? "," : "", v[i].size);
+		json_str(stdout, v[i].autor->ran);
+		printf(", \"auto_us\": ");
+		json_num(stdout, measured(v[i].autor));
+		printf(", \"auto_model_us\": ");
+		json_num(stdout, v[i].autor->model_us);
+		printf(", \"pick_us\": ");
+		json_num(stdout, v[i].pick ? measured(v[i].pick) : -1);
+		printf(", \"best\": ");
+		json_str(stdout, v[i].best->algo);
+		printf(", \"best_us\": ");
+		json_num(stdout, measured(v[i].best));
+		printf(", \"best_model_us\": ");
+		json_num(stdout, v[i].best->model_us);
+		printf(", \"model_best\": ");
+		json_str(stdout, v[i].model_best ? v[i].model_best->algo : "");
+		printf(", \"ratio\": ");
+		json_num(stdout, v[i].ratio);
+		printf("}");
+	}
+	printf("\n ]");
+}
+
+static void print_vs_auto_table(const struct bench *b)
+{
+	struct vs_auto v[64];
+	int n = vs_auto(b, v, 64);
+	char pk[32];
+
+	if (!n)
+		return;
+	printf("# auto against the measured best (measured = %s%s); model = the library's cost model\n",
+	       metric_name(b), b->ctl_fd >= 0 ? " of one call, the fabric's timing model" :
+					       ": median over the calls of the slowest rank's time");
+	printf("%10s %-14s %12s %12s %12s %-14s %12s %12s %-14s %9s\n", "size", "auto_pick", "auto_us", "model_us",
+	       "pick_us", "best", "best_us", "model_us", "model_best", "auto/best");
+	for (int i = 0; i < n; i++) {
+		fmt_opt(pk, sizeof(pk), v[i].pick ? measured(v[i].pick) : -1, "%.3f");
+		printf("%10zu %-14s %12.3f %12.3f %12s %-14s %12.3f %12.3f %-14s %9.3f\n", v[i].size, v[i].autor->ran,
+		       measured(v[i].autor), v[i].autor->model_us, pk, v[i].best->algo, measured(v[i].best),
+		       v[i].best->model_us, v[i].model_best ? v[i].model_best->algo : "-", v[i].ratio);
+	}
 }
 
 static void print_table(const struct bench *b, const char *transport, int csv)
@@ -836,11 +1139,12 @@ static void print_table(const struct bench *b, const char *transport, int csv)
 	       b->one_port ? "one-port" : "all-port", transport, o->warmup, o->iters);
 	printf("# times in us per call (avg/min/max over ranks); bandwidths in GB/s; predicted =\n"
 	       "# steps*ts + transmission_blocks*size*tw with ts %g ns, tw %g ps/B\n", o->ts_ns, o->tw_ps);
-	printf("%-14s %10s %12s %12s %12s %12s %9s %9s %12s %8s %12s %7s\n", "algo", "size", "bytes", "time_us",
-	       "min_us", "max_us", "algbw", "busbw", "predicted_us", "ratio", "makespan_us", "errors");
+	printf("%-14s %10s %12s %12s %12s %12s %9s %9s %12s %8s %12s %12s %7s\n", "algo", "size", "bytes",
+	       "time_us", "min_us", "max_us", "algbw", "busbw", "predicted_us", "ratio", "makespan_us", "model_us",
+	       "errors");
 	for (int i = 0; i < b->nrecs; i++) {
 		const struct record *r = &b->recs[i];
-		char pr[32], ra[32], ms[32];
+		char pr[32], ra[32], ms[32], mo[32];
 
 		if (!r->supported) {
 			printf("%-14s %10zu  not supported on this shape (ran %s instead: %s)\n", r->algo, r->size,
@@ -850,9 +1154,11 @@ static void print_table(const struct bench *b, const char *transport, int csv)
 		fmt_opt(pr, sizeof(pr), r->predicted, "%.3f");
 		fmt_opt(ra, sizeof(ra), r->predicted > 0 ? r->tavg / r->predicted : -1, "%.3f");
 		fmt_opt(ms, sizeof(ms), r->makespan, "%.3f");
-		printf("%-14s %10zu %12.0f %12.3f %12.3f %12.3f %9.4f %9.4f %12s %8s %12s %7lld\n", r->algo, r->size,
-		       r->bytes, r->tavg, r->tmin, r->tmax, r->algbw, r->busbw, pr, ra, ms, r->errors);
+		fmt_opt(mo, sizeof(mo), r->model_us, "%.3f");
+		printf("%-14s %10zu %12.0f %12.3f %12.3f %12.3f %9.4f %9.4f %12s %8s %12s %12s %7lld\n", r->algo,
+		       r->size, r->bytes, r->tavg, r->tmin, r->tmax, r->algbw, r->busbw, pr, ra, ms, mo, r->errors);
 	}
+	print_vs_auto_table(b);
 }
 
 static int plot(const struct bench *b, const char *file)

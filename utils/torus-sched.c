@@ -45,6 +45,14 @@ static const char usage[] =
 	"                   the block size of --run and of --algo auto). --algo auto\n"
 	"                   prices with them, or, when none is given, with the\n"
 	"                   module's default timing (ts 1, tw 0.0001, hop 0.02, rho 0)\n"
+	"  --pricing P      how the transport runs a message: routed (default: routers\n"
+	"                   carry it hop by hop, it starts when both ends are ready),\n"
+	"                   device (torus.ko: it starts at the sender's clock) or\n"
+	"                   direct (verbs: one transfer whatever the route, one\n"
+	"                   startup, no per-hop time; each node sends one message\n"
+	"                   at a time and receives one at a time, for ts + bytes*tw,\n"
+	"                   then --lat US more that holds no port: the messages of\n"
+	"                   a step overlap their latencies)\n"
 	"  --explain        with --algo auto: every candidate with its predicted time\n"
 	"                   (or why it is not a candidate) and why the winner won\n"
 	"  --list           list the algorithms (of --coll if given) and exit\n"
@@ -235,7 +243,7 @@ static void print_explain(const struct tc_auto_choice *c, int json)
 
 enum {
 	OPT_COLL = 256, OPT_ALGO, OPT_DIMS, OPT_MESH, OPT_WRAP, OPT_ONE_PORT, OPT_JSON, OPT_DUMP, OPT_RUN,
-	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS, OPT_HOP, OPT_EXPLAIN,
+	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS, OPT_HOP, OPT_EXPLAIN, OPT_PRICING, OPT_LAT,
 };
 
 static double num(const char *opt, const char *arg)
@@ -260,11 +268,13 @@ int main(int argc, char **argv)
 		{ "m", required_argument, NULL, OPT_M },	 { "list", no_argument, NULL, OPT_LIST },
 		{ "links", no_argument, NULL, OPT_LINKS },	 { "help", no_argument, NULL, 'h' },
 		{ "hop", required_argument, NULL, OPT_HOP },	 { "explain", no_argument, NULL, OPT_EXPLAIN },
+		{ "pricing", required_argument, NULL, OPT_PRICING }, { "lat", required_argument, NULL, OPT_LAT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *algo_name = NULL, *dims = NULL, *wrap = NULL, *why = NULL;
 	int coll = -1, mesh = 0, one_port = 0, json = 0, dump = 0, run = 0, list = 0, priced = 0, links = 0, explain = 0, opt, err;
 	struct tc_cost_params p = { .block_bytes = 64 };
+	unsigned int flags = 0;
 	struct tc_auto_choice choice = { .winner = -1, .runner_up = -1 };
 	const struct tc_algo *algo;
 	struct tc_verify_report rep;
@@ -326,8 +336,22 @@ int main(int argc, char **argv)
 			p.hop_us = num("--hop", optarg);
 			priced = 1;
 			break;
+		case OPT_LAT:
+			p.lat_us = num("--lat", optarg);
+			priced = 1;
+			break;
 		case OPT_EXPLAIN:
 			explain = 1;
+			break;
+		case OPT_PRICING:
+			if (!strcmp(optarg, "routed"))
+				flags = 0;
+			else if (!strcmp(optarg, "device"))
+				flags = TC_COST_SENDER_START;
+			else if (!strcmp(optarg, "direct"))
+				flags = TC_COST_DIRECT;
+			else
+				die(2, "--pricing %s: expected routed, device or direct", optarg);
 			break;
 		case OPT_M:
 			p.block_bytes = (size_t)num("--m", optarg);
@@ -386,6 +410,7 @@ int main(int argc, char **argv)
 	}
 	tc_shape_str(&shape, shape_str, sizeof(shape_str));
 
+	p.flags = flags;
 	if (explain && strcmp(algo_name, "auto"))
 		die(2, "%s", "--explain goes with --algo auto");
 	if (!strcmp(algo_name, "auto")) {
@@ -396,6 +421,7 @@ int main(int argc, char **argv)
 			p.block_bytes = m;
 			priced = 1;
 		}
+		p.flags = flags;
 		err = tc_auto_choose(coll, &shape, p.block_bytes, &p, &choice);
 		if (err == -EOPNOTSUPP && explain)
 			print_explain(&choice, json);
@@ -482,6 +508,10 @@ int main(int argc, char **argv)
 			       p.ts_us, p.tw_us_per_byte, p.rho_us_per_byte, p.block_bytes, cost.time_us);
 			if (p.hop_us > 0)
 				printf(",\"hop_us\":%g", p.hop_us);
+			if (p.flags)
+				printf(",\"pricing\":\"%s\"", p.flags & TC_COST_DIRECT ? "direct" : "device");
+			if (p.lat_us > 0)
+				printf(",\"lat_us\":%g", p.lat_us);
 		}
 		if (explain)
 			print_explain(&choice, 1);

@@ -20,6 +20,16 @@
  *                        links, plus rho*m*rearranged_blocks: the device's own
  *                        timing model (include/uapi/torus.h), whose per-hop
  *                        term the papers' model leaves out (hop = 0).
+ * The transport's flags (cost.h) change two rules. TC_COST_SENDER_START
+ * drops done(dst, s-1) from start (the device: a message leaves at its
+ * sender's clock). TC_COST_DIRECT (verbs: no routers) prices a message as
+ * one transfer, dur = ts + b*m*tw whatever its torus route, holding no link;
+ * instead each node sends one message at a time and receives one at a time:
+ * start also waits for the sender's previous send and the receiver's
+ * previous receive to end (as on one-port shapes, either way). Its time
+ * column then adds lat, the network's latency (LogP's L: ts is the overhead
+ * o + gap, what holds the ports), after the ports are free: the messages
+ * of one step overlap their latencies, the steps of a chain pay one each.
  * lockstep_blocks is the sum over global steps of the largest message: what
  * a machine that synchronises all nodes at each step would pay.
  *
@@ -153,6 +163,9 @@ struct tc_cost_state {
 	int nsizes, ncp;
 	double *done, *next;		/* per node and column */
 	double *lfree;			/* per link and column: when it is free */
+	double *sfree, *rfree;		/* per node and column: its send and receive port free
+					 * (TC_COST_DIRECT, one-port) */
+	int engines;			/* serialize each node's sends and receives */
 	int64_t *lblk;			/* per link: blocks carried */
 	double *dur_end;		/* per message of the step and column: its end */
 	uint32_t dur_cap;		/* messages dur_end has room for */
@@ -166,6 +179,8 @@ static void cost_free(struct tc_cost_state *c)
 	free(c->done);
 	free(c->next);
 	free(c->lfree);
+	free(c->sfree);
+	free(c->rfree);
 	free(c->lblk);
 	free(c->dur_end);
 	free(c);
@@ -202,7 +217,12 @@ int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, cons
 	c->next = calloc(N * c->ncp, sizeof(*c->next));
 	c->lfree = calloc(nlinks * c->ncp, sizeof(*c->lfree));
 	c->lblk = calloc(nlinks, sizeof(*c->lblk));
-	if (!c->done || !c->next || !c->lfree || !c->lblk) {
+	c->engines = (c->p.flags & TC_COST_DIRECT) || s->shape.one_port;
+	if (c->engines) {
+		c->sfree = calloc(N * c->ncp, sizeof(*c->sfree));
+		c->rfree = calloc(N * c->ncp, sizeof(*c->rfree));
+	}
+	if (!c->done || !c->next || !c->lfree || !c->lblk || (c->engines && (!c->sfree || !c->rfree))) {
 		cost_free(c);
 		return tc_err(-ENOMEM, "%s: tc_cost_eval: out of memory", s->algo);
 	}
@@ -210,10 +230,41 @@ int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, cons
 	return 0;
 }
 
+/*
+ * When message msg can start, per column, into end[]: once its sender has
+ * finished its earlier steps (and its receiver, unless TC_COST_SENDER_START),
+ * every link it holds is free, and with engines its sender's send port and
+ * its receiver's receive port are free.
+ */
+static void msg_start(const struct tc_cost_state *c, const struct tc_msg *msg, const uint32_t *links, int nheld,
+		      double *end)
+{
+	const int NCP = c->ncp;
+	const double *ds = &c->done[msg->src * NCP], *dd = &c->done[msg->dst * NCP];
+	const int both = !(c->p.flags & TC_COST_SENDER_START);
+
+	for (int k = 0; k < NCP; k++)
+		end[k] = both && dd[k] > ds[k] ? dd[k] : ds[k];
+	for (int l = 0; l < nheld; l++) {
+		const double *lf = &c->lfree[(size_t)links[l] * NCP];
+
+		for (int k = 0; k < NCP; k++)
+			if (lf[k] > end[k])
+				end[k] = lf[k];
+	}
+	if (c->engines) {
+		const double *sf = &c->sfree[msg->src * NCP], *rf = &c->rfree[msg->dst * NCP];
+
+		for (int k = 0; k < NCP; k++)
+			end[k] = fmax(end[k], fmax(sf[k], rf[k]));
+	}
+}
+
 int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 {
 	const int NCP = c->ncp;
 	const double np = c->np;
+	const int direct = !!(c->p.flags & TC_COST_DIRECT);
 	double dur[2 + TC_COST_MAX_SIZES], biggest = 0;
 	uint32_t links[TC_MAX_DIMS * 128];
 
@@ -223,30 +274,29 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 		const struct tc_msg *msg = &sv->msgs[i];
 		const double b = msg->nblk / np;
 		double *end = &c->dur_end[(size_t)i * NCP];
-		const double *ds = &c->done[msg->src * NCP], *dd = &c->done[msg->dst * NCP];
 		int nl = tc_msg_links(&c->shape, msg, links);
+		int held = direct ? 0 : nl; /* direct: no torus link, no hop */
 
 		dur[0] = b;
 		dur[1] = 1;
 		for (int k = 0; k < c->nsizes; k++)
-			dur[2 + k] = c->p.ts_us + nl * c->p.hop_us + b * (double)c->sizes[k] * c->p.tw_us_per_byte;
+			dur[2 + k] = c->p.ts_us + held * c->p.hop_us + b * (double)c->sizes[k] * c->p.tw_us_per_byte;
 		if (b > biggest)
 			biggest = b;
-		for (int k = 0; k < NCP; k++)
-			end[k] = ds[k] > dd[k] ? ds[k] : dd[k];
-		for (int l = 0; l < nl; l++) {
-			const double *lf = &c->lfree[(size_t)links[l] * NCP];
-
-			for (int k = 0; k < NCP; k++)
-				if (lf[k] > end[k])
-					end[k] = lf[k];
-		}
+		msg_start(c, msg, links, held, end);
 		for (int k = 0; k < NCP; k++)
 			end[k] += dur[k];
-		for (int l = 0; l < nl; l++) {
+		for (int l = 0; l < held; l++)
 			memcpy(&c->lfree[(size_t)links[l] * NCP], end, NCP * sizeof(*end));
+		for (int l = 0; l < nl; l++)
 			c->lblk[links[l]] += msg->nblk;
+		if (c->engines) {
+			memcpy(&c->sfree[msg->src * NCP], end, NCP * sizeof(*end));
+			memcpy(&c->rfree[msg->dst * NCP], end, NCP * sizeof(*end));
 		}
+		/* the latency after the ports let go: it overlaps the next messages */
+		for (int k = 2; k < NCP && direct; k++)
+			end[k] += c->p.lat_us;
 	}
 	c->lockstep_blocks += biggest;
 	/* done(n, s) = max(done(n, s-1), ends of n's step-s messages) */

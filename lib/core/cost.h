@@ -9,7 +9,28 @@ struct tc_cost_params {
 	double ts_us, tw_us_per_byte, rho_us_per_byte;
 	size_t block_bytes; /* m */
 	double hop_us;	    /* per link a message crosses (the device's hop_ns); 0 = none */
+	unsigned int flags; /* TC_COST_*: how the transport runs a message */
+	double lat_us;	    /* TC_COST_DIRECT: latency per message after its ports are free */
 };
+/*
+ * How a transport runs the messages of a schedule (tc_cost_params.flags);
+ * 0 is a network of routers that starts a message once both ends are ready.
+ * TC_COST_DIRECT: no routers (verbs: one RDMA operation from source to
+ *   destination whatever the torus route). A message costs one startup and
+ *   its bytes, nothing per hop, and holds no torus link; instead each node's
+ *   network port serves one message at a time each way: a node's sends
+ *   follow one another, and so do its receives, each for ts + bytes*tw;
+ *   lat_us more after that is the message's latency, which holds no port
+ *   (a step's messages overlap theirs, dependent steps add them up).
+ * TC_COST_SENDER_START: a message starts at its sender's clock (and its
+ *   route's links), not at the later of both ends' clocks: the device's
+ *   timing model (kmod/counters.c), where a receiver's clock never holds a
+ *   message back.
+ * One-port shapes (either way) serialize each node's sends and its receives
+ * too, as the device's one-port engines do.
+ */
+#define TC_COST_DIRECT (1u << 0)
+#define TC_COST_SENDER_START (1u << 1)
 /*
  * The module's default timing (kmod/torus_param.h TORUS_DEFAULT_TS_NS,
  * TORUS_DEFAULT_TW_PS, TORUS_DEFAULT_HOP_NS): what the library prices with

@@ -62,7 +62,8 @@ unsigned long __tc_auto_pricings(void)
 static int params_equal(const struct tc_cost_params *a, const struct tc_cost_params *b)
 {
 	return a->ts_us == b->ts_us && a->tw_us_per_byte == b->tw_us_per_byte &&
-	       a->rho_us_per_byte == b->rho_us_per_byte && a->hop_us == b->hop_us;
+	       a->rho_us_per_byte == b->rho_us_per_byte && a->hop_us == b->hop_us && a->flags == b->flags &&
+	       a->lat_us == b->lat_us;
 }
 
 /* Price candidate c at sizes[0..n) into t[]. */

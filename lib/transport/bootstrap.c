@@ -97,7 +97,7 @@ out:
 	return ret;
 }
 
-static int tc_pmix_allgather(const struct tc_boot *b, const void *mine, void *all, size_t bytes, int timeout_ms)
+static int tc_pmix_allgather(struct tc_boot *b, const void *mine, void *all, size_t bytes, int timeout_ms)
 {
 	char key[PMIX_MAX_KEYLEN];
 	pmix_info_t info[2];
@@ -107,7 +107,8 @@ static int tc_pmix_allgather(const struct tc_boot *b, const void *mine, void *al
 	bool collect = true;
 	int secs = (timeout_ms + 999) / 1000;
 
-	snprintf(key, sizeof(key), "torus.verbs.%u", b->seq);
+	/* a key per exchange: a peer's Get must not find an earlier exchange's value */
+	snprintf(key, sizeof(key), "torus.verbs.%u.%u", b->seq, b->round++);
 	PMIX_VALUE_CONSTRUCT(&v);
 	v.type = PMIX_BYTE_OBJECT;
 	v.data.bo.bytes = (char *)mine;
@@ -151,7 +152,7 @@ static int tc_pmix_allgather(const struct tc_boot *b, const void *mine, void *al
 	return 0;
 }
 
-int tc_boot_allgather(const struct tc_boot *b, const void *mine, void *all, size_t bytes, int timeout_ms)
+int tc_boot_allgather(struct tc_boot *b, const void *mine, void *all, size_t bytes, int timeout_ms)
 {
 	int ret;
 

@@ -81,6 +81,7 @@ static void tc_dev_timing(int fd, const struct torus_handshake *hs, struct tc_co
 	struct torus_fabric_query fq = { .size = sizeof(fq) };
 
 	tc_cost_params_default(p);
+	p->flags = TC_COST_SENDER_START; /* the driver starts a message at its sender's clock */
 	if (!(hs->ioctls & (1ull << (TORUS_CMD_FABRIC_QUERY - TORUS_CMD_BASE))) ||
 	    ioctl(fd, TORUS_IOC_FABRIC_QUERY, &fq) < 0)
 		return;

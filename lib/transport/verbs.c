@@ -1086,9 +1086,29 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 	return 0;
 }
 
+static int tc_vb_probe(struct tc_tp *tp);
+
+/* The eager limit: TC_VERBS_EAGER, else the default. */
+static int tc_vb_eager_env(uint32_t *eager)
+{
+	const char *env = getenv("TC_VERBS_EAGER");
+	unsigned long v;
+	char *end;
+
+	*eager = TC_VB_EAGER_DEFAULT;
+	if (!env || !*env)
+		return 0;
+	v = strtoul(env, &end, 10);
+	if (*end || env[0] == '-' || v > TC_VB_EAGER_MAX)
+		return tc_err(-EINVAL, "TC_VERBS_EAGER=%s: bytes up to %zu (0: every message by RDMA write)", env,
+			      TC_VB_EAGER_MAX);
+	*eager = v;
+	return 0;
+}
+
 static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 {
-	const char *dims = attr->dims, *dev = attr->rdma_device, *env;
+	const char *dims = attr->dims, *dev = attr->rdma_device;
 	struct tc_vb_card mine = { .magic = TC_VB_MAGIC }, *all = NULL;
 	struct tc_vb *vb;
 	char why[256] = "";
@@ -1103,18 +1123,10 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	vb = calloc(1, sizeof(*vb));
 	if (!vb)
 		return tc_err(-ENOMEM, "transport verbs: out of memory");
-	vb->eager = TC_VB_EAGER_DEFAULT;
-	env = getenv("TC_VERBS_EAGER");
-	if (env && *env) {
-		char *end;
-		unsigned long v = strtoul(env, &end, 10);
-
-		if (*end || env[0] == '-' || v > TC_VB_EAGER_MAX) {
-			free(vb);
-			return tc_err(-EINVAL, "TC_VERBS_EAGER=%s: bytes up to %zu (0: every message by RDMA write)", env,
-				      TC_VB_EAGER_MAX);
-		}
-		vb->eager = v;
+	ret = tc_vb_eager_env(&vb->eager);
+	if (ret) {
+		free(vb);
+		return ret;
 	}
 
 	/* who we are */
@@ -1173,6 +1185,11 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	tp->rank = vb->rank;
 	tp->max_segs = 1;
 	tp->priv = vb;
+	ret = tc_vb_probe(tp);
+	if (ret) {
+		tp->priv = NULL;
+		goto err_free;
+	}
 	return 0;
 
 err_free:
@@ -1464,6 +1481,161 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 		vb->nrecs = vb->ndone = vb->nreaped = 0;
 	}
 	return 0;
+}
+
+/*
+ * The cost model's parameters of this network (tp->cost), measured once per
+ * communicator. Verbs has no routers: a message the schedule routes over
+ * several torus hops is one RDMA operation, so the model prices it as one
+ * transfer (TC_COST_DIRECT): ts + bytes*tw holding the sender's and the
+ * receiver's port, then the latency lat, which the messages of one step
+ * overlap. The three are measured, not assumed: the first Q ranks (Q the
+ * largest power of two in the job; the others sit out) exchange all at once,
+ * both ways, as busy as in a collective, TC_VB_PROBE_ROUNDS times after a
+ * warm-up (which also makes the connections), each timed alone and the
+ * median kept: one small (eager) message each way with rank^1 (t1), one
+ * with each of rank^1 .. rank^k in one step (tk, k = min(BURST, Q-1)) and
+ * one large (rendezvous) message with rank^1 (tl). ts = (tk - t1) / (k - 1),
+ * lat = t1 - ts, tw = (tl - t1) / the extra bytes. Every rank's figures are gathered and each takes their
+ * medians, so every rank prices alike (and picks the same algorithm).
+ * TC_VERBS_PROBE=0, both TC_COST_TS_US and TC_COST_TW_US set, or the
+ * runtime's own exchange (tc_comm_attr.oob_allgather, called once) skips it:
+ * the module's default timing with TC_COST_DIRECT (then TC_COST_* apply);
+ * TC_VERBS_PROBE=print has rank 0 print the figures on stderr.
+ */
+#define TC_VB_PROBE_SMALL 64
+#define TC_VB_PROBE_LARGE 65536
+#define TC_VB_PROBE_BURST 8
+#define TC_VB_PROBE_ROUNDS 5
+#define TC_VB_PROBE_TAG 0x70726f6265000000ull /* "probe": no schedule's tag */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median time over rounds (at most TC_VB_PROBE_ROUNDS) of one exchange
+ * of a len-byte message each way with each of ranks rank^1 .. rank^n, in us. */
+static int tc_vb_exchange(struct tc_tp *tp, size_t len, int n, int rounds, double *us)
+{
+	struct tc_seg seg[2 * TC_VB_PROBE_BURST];
+	struct tc_xfer x[2 * TC_VB_PROBE_BURST];
+	double per[TC_VB_PROBE_ROUNDS];
+	struct tc_wait_err we;
+	struct timespec t0, t1;
+	int ret = 0;
+
+	for (int i = 0; i < n; i++) {
+		int peer = tp->rank ^ (i + 1);
+
+		seg[2 * i] = (struct tc_seg){ (uint64_t)i * len, len };
+		seg[2 * i + 1] = (struct tc_seg){ TC_VB_PROBE_LARGE * (uint64_t)TC_VB_PROBE_BURST + i * len, len };
+		x[2 * i] = (struct tc_xfer){ .op = TC_XFER_SEND, .peer = peer, .nsegs = 1, .segs = &seg[2 * i],
+					     .tag = TC_VB_PROBE_TAG + (len << 8) + i };
+		x[2 * i + 1] = (struct tc_xfer){ .op = TC_XFER_RECV, .peer = peer, .nsegs = 1, .segs = &seg[2 * i + 1],
+						 .tag = TC_VB_PROBE_TAG + (len << 8) + i };
+	}
+	for (int r = 0; r < rounds && !ret; r++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ret = tc_vb_post(tp, x, 2 * n);
+		if (!ret)
+			ret = tc_vb_wait(tp, 2 * n, tp->timeout_ms, &we);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		per[r] = (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3;
+	}
+	if (ret)
+		return tc_err(ret, "transport verbs: probing the network (%s)", tc_strerror(ret));
+	/* the median round: one stalled round (a busy host) does not decide it */
+	qsort(per, rounds, sizeof(*per), cmp_double);
+	*us = rounds % 2 ? per[rounds / 2] : (per[rounds / 2 - 1] + per[rounds / 2]) / 2;
+	return 0;
+}
+
+/* The median of the non-negative v[k*3 + which], k < n (-1 if none). */
+static double tc_vb_median(const double *v, int n, int which, double *tmp)
+{
+	int m = 0;
+
+	for (int k = 0; k < n; k++)
+		if (v[3 * k + which] >= 0)
+			tmp[m++] = v[3 * k + which];
+	if (!m)
+		return -1;
+	qsort(tmp, m, sizeof(*tmp), cmp_double);
+	return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+}
+
+/*
+ * This rank's ts, lat and tw. The burst goes to k distinct peers (rank^1 ..
+ * rank^k, k = min(BURST, Q-1) for the largest power of two Q <= the job,
+ * whose ranks all take part): messages to many peers, as in a collective,
+ * cost more each than a burst on one connection.
+ */
+static int tc_vb_measure(struct tc_tp *tp, int k, double *mine)
+{
+	const int R = TC_VB_PROBE_ROUNDS;
+	double t1, tk, tl;
+	void *base;
+	int ret;
+
+	ret = tc_vb_buffer(tp, 2 * (size_t)TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE, &base);
+	if (!ret) /* warm-up: connect, and the first rendezvous */
+		ret = tc_vb_exchange(tp, TC_VB_PROBE_LARGE, k, 1, &tl);
+	if (!ret)
+		ret = tc_vb_exchange(tp, TC_VB_PROBE_SMALL, 1, R, &t1);
+	if (!ret && k > 1)
+		ret = tc_vb_exchange(tp, TC_VB_PROBE_SMALL, k, R, &tk);
+	if (!ret)
+		ret = tc_vb_exchange(tp, TC_VB_PROBE_LARGE, 1, R, &tl);
+	if (ret)
+		return ret;
+	mine[0] = k > 1 ? (tk > t1 ? (tk - t1) / (k - 1) : 0) : t1;
+	mine[1] = t1 > mine[0] ? t1 - mine[0] : 0;
+	mine[2] = tl > t1 ? (tl - t1) / (TC_VB_PROBE_LARGE - TC_VB_PROBE_SMALL) : 0;
+	return 0;
+}
+
+static int tc_vb_probe(struct tc_tp *tp)
+{
+	struct tc_vb *vb = to_vb(tp);
+	const char *env = getenv("TC_VERBS_PROBE");
+	double mine[3] = { -1, -1, -1 }, *all, v[3];
+	int ret = 0, q = 1, k;
+
+	tc_cost_params_default(&tp->cost);
+	tp->cost.flags = TC_COST_DIRECT;
+	tp->cost.hop_us = 0;
+	/* the runtime's own exchange is called once per communicator (toruscoll.h):
+	 * no second one for the figures, so no probe */
+	if ((env && !strcmp(env, "0")) || (getenv("TC_COST_TS_US") && getenv("TC_COST_TW_US")) ||
+	    vb->boot.oob_allgather)
+		return 0;
+	while (2 * q <= vb->size)
+		q *= 2;
+	k = q - 1 < TC_VB_PROBE_BURST ? q - 1 : TC_VB_PROBE_BURST;
+	if (vb->rank < q && k > 0) {
+		ret = tc_vb_measure(tp, k, mine);
+		if (ret)
+			return ret;
+	}
+	all = calloc(4 * (size_t)vb->size, sizeof(*all));
+	if (!all)
+		return tc_err(-ENOMEM, "transport verbs: out of memory");
+	ret = tc_boot_allgather(&vb->boot, mine, all, sizeof(mine), tp->timeout_ms);
+	for (int i = 0; i < 3 && !ret; i++)
+		v[i] = tc_vb_median(all, vb->size, i, all + 3 * vb->size);
+	if (!ret && v[0] >= 0) {
+		tp->cost.ts_us = v[0];
+		tp->cost.lat_us = v[1];
+		tp->cost.tw_us_per_byte = v[2];
+	}
+	if (!ret && env && !strcmp(env, "print") && vb->rank == 0)
+		fprintf(stderr, "libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B (medians over %d ranks)\n",
+			tp->cost.ts_us, tp->cost.lat_us, tp->cost.tw_us_per_byte, q);
+	free(all);
+	return ret;
 }
 
 const struct tc_transport_ops tc_transport_verbs = {

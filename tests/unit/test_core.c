@@ -599,6 +599,95 @@ static void test_cost(void)
 	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLGATHER), 12), "bound: allgather 5x5 mesh corner ceil(24/2) = 12");
 }
 
+/*
+ * One message per (src, dst, route, blocks) entry, a step per group; the
+ * blocks are (src, dst) pairs only the cost model counts.
+ */
+struct tmsg {
+	int step, src, dst, hops, nblk;
+};
+
+static struct tc_sched *hand_sched(const struct tc_shape *s, const struct tmsg *m, int n)
+{
+	struct tc_sched *sc = tc_sched_new(s, TC_COLL_ALLTOALL, "hand", "", 0);
+	int step = -1;
+
+	for (int i = 0; i < n; i++) {
+		int8_t r[TC_MAX_DIMS] = { (int8_t)m[i].hops };
+
+		if (m[i].step != step) {
+			tc_sched_step(sc);
+			step = m[i].step;
+		}
+		tc_sched_msg(sc, m[i].src, m[i].dst, r);
+		for (int b = 0; b < m[i].nblk; b++)
+			tc_sched_blk(sc, m[i].src, (m[i].dst + b) % s->nodes);
+	}
+	if (tc_sched_finish(sc)) {
+		fprintf(stderr, "hand schedule: %s\n", tc_last_error());
+		exit(2);
+	}
+	return sc;
+}
+
+static double priced(const struct tc_sched *sc, unsigned int flags, double lat)
+{
+	struct tc_cost_params p = { .ts_us = 10, .tw_us_per_byte = 1, .hop_us = 2, .block_bytes = 4, .flags = flags,
+				    .lat_us = lat };
+	struct tc_cost c;
+
+	return tc_cost_eval(sc, &p, &c) ? -1 : c.time_us;
+}
+
+/*
+ * How a transport runs a message (cost.h TC_COST_*), ts 10, tw 1, hop 2, m 4.
+ * 8-ring, one step: 0->3 (+3), 1->2 (+1), 0->5 (-3), a block each.
+ *   Routed: 0->3 lasts 10 + 3*2 + 4 = 20 on (0,+),(1,+),(2,+); 1->2 waits
+ *   for (1,+): 20..36; 0->5 on the - links 0..20. 36 us.
+ *   Direct (verbs): a message is one transfer, 10 + 4 = 14 whatever its
+ *   route, holding no link: 0->3 0..14, 1->2 0..14; 0->5 waits for node 0's
+ *   send port: 14..28. 28 us.
+ * 8-ring, step 0: 0->1 (+1, 3 blocks: 10 + 2 + 12 = 24); step 1: 2->1 (-1,
+ *   1 block: 16). Both ends (routed): 2->1 starts at node 1's 24, ends 40.
+ *   Sender start (the device): at node 2's 0, ends 16: 24 us. One-port
+ *   ring with sender start: node 1's receive port is busy until 24: 40 us.
+ * Direct with latency 5 (after the ports are free, overlapping): the fan
+ *   ends 0->3 at 14+5, 1->2 at 14+5, 0->5 at 28+5: 33 us (not 28 + 3*5);
+ *   the chain: 0->1 holds the ports 0..22, ends 27; 2->1 waits for node 1's
+ *   27, holds 27..41, ends 46: two latencies.
+ */
+static void test_cost_transport(void)
+{
+	const struct tmsg fan[] = { { 0, 0, 3, 3, 1 }, { 0, 1, 2, 1, 1 }, { 0, 0, 5, -3, 1 } };
+	const struct tmsg late[] = { { 0, 0, 1, 1, 3 }, { 1, 2, 1, -1, 1 } };
+	struct tc_shape ring = shape("8", 0, 0), ring1p = shape("8", 0, 1);
+	struct tc_sched *sc;
+	double t;
+
+	sc = hand_sched(&ring, fan, 3);
+	t = priced(sc, 0, 0);
+	tap_ok(near(t, 36), "cost, routed: per-hop time and a shared link serialise: %g us (want 36)", t);
+	t = priced(sc, TC_COST_DIRECT, 0);
+	tap_ok(near(t, 28), "cost, direct: a 3-hop message is one startup, links are not held, a node's sends queue: %g us (want 28)", t);
+	t = priced(sc, TC_COST_DIRECT, 5);
+	tap_ok(near(t, 33), "cost, direct: a step's messages overlap their latencies: %g us (want 33)", t);
+	tc_sched_free(sc);
+
+	sc = hand_sched(&ring, late, 2);
+	t = priced(sc, 0, 0);
+	tap_ok(near(t, 40), "cost, routed: a message waits for both ends' earlier steps: %g us (want 40)", t);
+	t = priced(sc, TC_COST_SENDER_START, 0);
+	tap_ok(near(t, 24), "cost, sender start: a late receiver does not hold a message back: %g us (want 24)", t);
+	t = priced(sc, TC_COST_DIRECT, 5);
+	tap_ok(near(t, 46), "cost, direct: dependent steps pay a latency each: %g us (want 46)", t);
+	tc_sched_free(sc);
+
+	sc = hand_sched(&ring1p, late, 2);
+	t = priced(sc, TC_COST_SENDER_START, 0);
+	tap_ok(near(t, 40), "cost, sender start one-port: the receiver's port serialises: %g us (want 40)", t);
+	tc_sched_free(sc);
+}
+
 int main(void)
 {
 	test_shapes();
@@ -606,5 +695,6 @@ int main(void)
 	test_verify();
 	test_verify_ag_twice();
 	test_cost();
+	test_cost_transport();
 	return tap_done();
 }
