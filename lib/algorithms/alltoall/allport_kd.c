@@ -35,10 +35,12 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/allport.h"
+#include "core/cost.h"
 
 #define KD_MAX_ORDERS (2 * TC_MAX_DIMS)
 #define KD_MAX_JUMPS 130 /* rings up to 254 nodes: at most 64 sub-ring jumps */
 #define KD_MAX_STEPS 128
+#define KD_MAX_L 64 /* sides the odd relay's waits cover (TC_AP_MAX_WAIT) */
 
 struct kd {
 	const struct tc_shape *sh;
@@ -49,6 +51,7 @@ struct kd {
 	/* bundles: per phase i, dimension d, ring offset e (index e mod N): blocks per node */
 	int32_t *bundle;
 	int64_t *phase_cost; /* per phase: sum over steps of the largest message */
+	uint8_t *delay;	     /* per phase, dimension, ring offset: an odd ring's wait */
 	int start[TC_MAX_DIMS][TC_MAX_DIMS]; /* per phase, dimension: first step of its ring */
 	unsigned int split[TC_MAX_DIMS]; /* per phase: rings whose antipodes are split */
 	unsigned int swap[TC_MAX_DIMS];	 /* per phase: rings that run Stage 3 first */
@@ -64,6 +67,19 @@ struct kd {
 static int32_t *kd_bundle(struct kd *g, int i, int d)
 {
 	return &g->bundle[((size_t)i * g->k + d) * g->maxL];
+}
+
+static uint8_t *kd_delay(struct kd *g, int i, int d)
+{
+	return &g->delay[((size_t)i * g->k + d) * g->maxL];
+}
+
+static int kd_wait(void *arg, int d, int e)
+{
+	struct kd *g = arg;
+	int n = g->sh->dims[d];
+
+	return kd_delay(g, g->phase, d)[(e + n) % n];
 }
 
 /*
@@ -148,63 +164,134 @@ static void ar_sizes(int L, const int32_t *b, int split, int swap, int64_t *out)
 }
 
 /*
+ * An odd ring's relay against the phase's profile M (per step, the largest
+ * message of the rings placed so far): the bundle of each signed offset e,
+ * longest first, waits the delay (0..H-|e|) that raises sum_t M[t] least
+ * (then hops |e| steps in a row; ties: the earliest). M takes the ring's
+ * messages; the delays go to delay[e mod L]. With every delay 0 this is the
+ * plain relay of engine/allport.h, front-loaded; the waits let a ring shorter
+ * than the phase, or one beside AR's uneven steps, fill the phase evenly.
+ */
+static void kd_place(int L, const int32_t *b, int H, int64_t *M, uint8_t *delay)
+{
+	int64_t load[2][KD_MAX_STEPS] = { { 0 } };
+
+	for (int e = L / 2; e >= 1; e--) {
+		for (int dir = 0; dir < 2; dir++) {
+			int idx = dir ? L - e : e, best = 0;
+			int64_t cnt = b[idx], bestc = -1, *me = load[dir], *other = load[!dir];
+
+			for (int w = 0; w + e <= H && cnt; w++) {
+				int64_t c = 0;
+
+				for (int t = w; t < w + e; t++) {
+					int64_t now = me[t] > other[t] ? me[t] : other[t], then = me[t] + cnt;
+
+					then = then > other[t] ? then : other[t];
+					c += (then > M[t] ? then : M[t]) - (now > M[t] ? now : M[t]);
+				}
+				if (bestc < 0 || c < bestc) {
+					bestc = c;
+					best = w;
+				}
+			}
+			delay[idx] = (uint8_t)best;
+			for (int t = best; t < best + e && cnt; t++)
+				me[t] += cnt;
+		}
+	}
+	for (int t = 0; t < H; t++) {
+		int64_t m = load[0][t] > load[1][t] ? load[0][t] : load[1][t];
+
+		if (m > M[t])
+			M[t] = m;
+	}
+}
+
+/* Per dimension of phase i, the AR variants it may run: (swap*2 + split) * KD_MAX_STEPS + start. */
+static int kd_options(struct kd *g, int i, int d, int H, int *opt)
+{
+	int h = g->sh->dims[d] / 2, n = 0;
+
+	if (g->sh->dims[d] % 2) { /* an odd ring: placed by kd_place */
+		opt[n++] = 0;
+		return n;
+	}
+	for (int v = 0; v < 4; v++) {
+		int sp = v & 1, len = h + sp;
+
+		if (sp && (g->sh->dims[d] % 4 || len > H))
+			continue;
+		if (g->dirty[i][d])
+			ar_sizes(g->sh->dims[d], kd_bundle(g, i, d), sp, v >> 1, g->sz[i][d][v]);
+		opt[n++] = v * KD_MAX_STEPS;
+		if (len < H)
+			opt[n++] = v * KD_MAX_STEPS + H - len;
+	}
+	return n;
+}
+
+/* Phase i's cost with option o[d] for every even ring, the odd rings placed after them. */
+static int64_t kd_comb_cost(struct kd *g, int i, const int *o, uint8_t *delay)
+{
+	int64_t M[KD_MAX_STEPS] = { 0 }, cost = 0;
+	int H = g->maxL / 2;
+
+	for (int d = 0; d < g->k; d++) {
+		int v = o[d] / KD_MAX_STEPS, st = o[d] % KD_MAX_STEPS;
+
+		if (g->sh->dims[d] % 2)
+			continue;
+		for (int tt = 0; tt < g->sh->dims[d] / 2 + (v & 1); tt++)
+			if (g->sz[i][d][v][tt] > M[st + tt])
+				M[st + tt] = g->sz[i][d][v][tt];
+	}
+	for (int d = 0; d < g->k; d++)
+		if (g->sh->dims[d] % 2)
+			kd_place(g->sh->dims[d], kd_bundle(g, i, d), H, M, &delay[d * g->maxL]);
+	for (int t = 0; t < H; t++)
+		cost += M[t];
+	return cost;
+}
+
+/*
  * Lock-step cost of phase i from the bundles, with the best alignment of the
- * shorter rings inside the phase (a ring of L nodes takes L/2 of the phase's
- * max(N)/2 steps; it may start later so that its big first steps meet the
- * busiest ring's big steps). The alignment is kept in g->start[i].
+ * shorter even rings inside the phase (a ring of L nodes takes L/2 of the
+ * phase's floor(max(N)/2) steps; it may start later so that its big first
+ * steps meet the busiest ring's big steps), Stage 3 first or not, the
+ * antipodes split or not; the odd rings then placed by kd_place. The choice
+ * is kept in g->start[i], split[i], swap[i] and the phase's delays.
  */
 static int64_t kd_phase_cost(struct kd *g, int i)
 {
 	int H = g->maxL / 2, nopt[TC_MAX_DIMS], opt[TC_MAX_DIMS][8], ncomb = 1;
+	uint8_t *delay = kd_delay(g, i, 0), tmp[TC_MAX_DIMS * KD_MAX_L];
 	int64_t best = -1;
 
-	/* Options per dimension: (swap, split, start), encoded o = (swap*2 + split) * KD_MAX_STEPS + start. */
 	for (int d = 0; d < g->k; d++) {
-		int h = g->sh->dims[d] / 2;
-
-		nopt[d] = 0;
-		for (int v = 0; v < 4; v++) {
-			int sp = v & 1, len = h + sp;
-
-			if (sp && (g->sh->dims[d] % 4 || len > H))
-				continue;
-			if (g->dirty[i][d])
-				ar_sizes(g->sh->dims[d], kd_bundle(g, i, d), sp, v >> 1, g->sz[i][d][v]);
-			opt[d][nopt[d]++] = v * KD_MAX_STEPS;
-			if (len < H)
-				opt[d][nopt[d]++] = v * KD_MAX_STEPS + H - len;
-		}
+		nopt[d] = kd_options(g, i, d, H, opt[d]);
 		g->dirty[i][d] = 0;
 		ncomb *= nopt[d];
 	}
 	for (int comb = 0; comb < ncomb; comb++) {
-		int64_t cost = 0;
 		int x = comb, o[TC_MAX_DIMS];
+		int64_t cost;
 
 		for (int d = 0; d < g->k; d++) {
 			o[d] = opt[d][x % nopt[d]];
 			x /= nopt[d];
 		}
-		for (int t = 0; t < H; t++) {
-			int64_t m = 0;
-
-			for (int d = 0; d < g->k; d++) {
-				int v = o[d] / KD_MAX_STEPS, tt = t - o[d] % KD_MAX_STEPS;
-
-				if (tt >= 0 && tt < g->sh->dims[d] / 2 + (v & 1) && g->sz[i][d][v][tt] > m)
-					m = g->sz[i][d][v][tt];
-			}
-			cost += m;
-		}
-		if (best < 0 || cost < best) {
-			best = cost;
-			g->split[i] = 0;
-			g->swap[i] = 0;
-			for (int d = 0; d < g->k; d++) {
-				g->start[i][d] = o[d] % KD_MAX_STEPS;
-				g->split[i] |= (unsigned int)(o[d] / KD_MAX_STEPS & 1) << d;
-				g->swap[i] |= (unsigned int)(o[d] / KD_MAX_STEPS >> 1) << d;
-			}
+		cost = kd_comb_cost(g, i, o, tmp);
+		if (best >= 0 && cost >= best)
+			continue;
+		best = cost;
+		memcpy(delay, tmp, (size_t)g->k * g->maxL);
+		g->split[i] = 0;
+		g->swap[i] = 0;
+		for (int d = 0; d < g->k; d++) {
+			g->start[i][d] = o[d] % KD_MAX_STEPS;
+			g->split[i] |= (unsigned int)(o[d] / KD_MAX_STEPS & 1) << d;
+			g->swap[i] |= (unsigned int)(o[d] / KD_MAX_STEPS >> 1) << d;
 		}
 	}
 	return best;
@@ -388,8 +475,8 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	for (int d = 0; d < shape->ndims; d++) {
-		if (shape->dims[d] % 2 || shape->dims[d] < 4) {
-			*why = "allport-kd: every side must be even and at least 4; use pad";
+		if (shape->dims[d] < 2 || shape->dims[d] > KD_MAX_L) {
+			*why = "allport-kd: every side must be 2..64";
 			return -EOPNOTSUPP;
 		}
 		if (shape->dims[d] > g.maxL)
@@ -408,11 +495,12 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	g.off = malloc((size_t)g.noffs * g.k * sizeof(*g.off));
 	g.bundle = calloc((size_t)g.k * g.k * g.maxL, sizeof(*g.bundle));
 	g.phase_cost = calloc(g.k, sizeof(*g.phase_cost));
-	if (!g.choice || !g.off || !g.bundle || !g.phase_cost)
+	g.delay = calloc((size_t)g.k * g.k * g.maxL, sizeof(*g.delay));
+	if (!g.choice || !g.off || !g.bundle || !g.phase_cost || !g.delay)
 		goto out;
 	for (int o = 0; o < g.noffs; o++)
 		tc_shape_coords(shape, o, &g.off[(size_t)o * g.k]);
-	bound = (int64_t)g.maxL * shape->nodes / 8;
+	bound = (int64_t)tc_lower_bound_blocks(shape, TC_COLL_ALLTOALL);
 	kd_choose(&g, bound);
 	kd_total(&g); /* g.start for the chosen orders */
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "allport-kd",
@@ -426,6 +514,8 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	if (err)
 		goto out;
 	g.ap = &ap;
+	ap.wait = kd_wait;
+	ap.wait_ctx = &g;
 	for (int o = 0; o < shape->nodes && !err; o++)
 		for (int t = 0; t < shape->nodes && !err; t++)
 			if (t != o)
@@ -440,6 +530,7 @@ out:
 	free(g.off);
 	free(g.bundle);
 	free(g.phase_cost);
+	free(g.delay);
 	return tc_sched_done(s, err, out, why, "allport-kd: internal error building the schedule");
 }
 
