@@ -47,6 +47,8 @@ struct kd {
 	int k, norders, noffs;
 	int order[KD_MAX_ORDERS][TC_MAX_DIMS];
 	uint16_t *choice; /* per offset (mixed radix of (t - o) mod N): order index */
+	int sym;	  /* offsets o and -o share their order (neg: the index of -o) */
+	int *neg;
 	int *off;	  /* per offset: its coordinates, noffs * k */
 	/* bundles: per phase i, dimension d, ring offset e (index e mod N): blocks per node */
 	int32_t *bundle;
@@ -55,8 +57,10 @@ struct kd {
 	int start[TC_MAX_DIMS][TC_MAX_DIMS]; /* per phase, dimension: first step of its ring */
 	unsigned int split[TC_MAX_DIMS]; /* per phase: rings whose antipodes are split */
 	unsigned int swap[TC_MAX_DIMS];	 /* per phase: rings that run Stage 3 first */
+	unsigned int relay[TC_MAX_DIMS]; /* per phase: rings that relay (odd ones always) */
 	/* per phase, dimension, variant (swap*2 + split): AR step sizes */
 	int64_t sz[TC_MAX_DIMS][TC_MAX_DIMS][4][KD_MAX_STEPS];
+#define KD_RELAY 4 /* the variant after AR's four: the one-hop relay */
 	uint8_t dirty[TC_MAX_DIMS][TC_MAX_DIMS];
 	int maxL;
 	/* engine callback state */
@@ -177,17 +181,21 @@ static void kd_place(int L, const int32_t *b, int H, int64_t *M, uint8_t *delay)
 	int64_t load[2][KD_MAX_STEPS] = { { 0 } };
 
 	for (int e = L / 2; e >= 1; e--) {
-		for (int dir = 0; dir < 2; dir++) {
+		/* an even ring's antipodes: half each way (the odd one out by node parity), one delay */
+		int tie = 2 * e == L;
+
+		for (int dir = 0; dir < 2 - tie; dir++) {
 			int idx = dir ? L - e : e, best = 0;
-			int64_t cnt = b[idx], bestc = -1, *me = load[dir], *other = load[!dir];
+			int64_t cnt = tie ? (b[idx] + 1) / 2 : b[idx], bestc = -1;
 
 			for (int w = 0; w + e <= H && cnt; w++) {
 				int64_t c = 0;
 
 				for (int t = w; t < w + e; t++) {
-					int64_t now = me[t] > other[t] ? me[t] : other[t], then = me[t] + cnt;
+					int64_t now = load[dir][t] > load[!dir][t] ? load[dir][t] : load[!dir][t];
+					int64_t then = load[dir][t] + cnt;
 
-					then = then > other[t] ? then : other[t];
+					then = then > load[!dir][t] + tie * cnt ? then : load[!dir][t] + tie * cnt;
 					c += (then > M[t] ? then : M[t]) - (now > M[t] ? now : M[t]);
 				}
 				if (bestc < 0 || c < bestc) {
@@ -196,8 +204,10 @@ static void kd_place(int L, const int32_t *b, int H, int64_t *M, uint8_t *delay)
 				}
 			}
 			delay[idx] = (uint8_t)best;
-			for (int t = best; t < best + e && cnt; t++)
-				me[t] += cnt;
+			for (int t = best; t < best + e && cnt; t++) {
+				load[dir][t] += cnt;
+				load[!dir][t] += tie * cnt;
+			}
 		}
 	}
 	for (int t = 0; t < H; t++) {
@@ -213,10 +223,11 @@ static int kd_options(struct kd *g, int i, int d, int H, int *opt)
 {
 	int h = g->sh->dims[d] / 2, n = 0;
 
-	if (g->sh->dims[d] % 2) { /* an odd ring: placed by kd_place */
-		opt[n++] = 0;
+	if (g->sh->dims[d] % 2) { /* an odd ring: a relay placed by kd_place */
+		opt[n++] = KD_RELAY * KD_MAX_STEPS;
 		return n;
 	}
+	opt[n++] = KD_RELAY * KD_MAX_STEPS; /* an even ring may relay too */
 	for (int v = 0; v < 4; v++) {
 		int sp = v & 1, len = h + sp;
 
@@ -240,14 +251,14 @@ static int64_t kd_comb_cost(struct kd *g, int i, const int *o, uint8_t *delay)
 	for (int d = 0; d < g->k; d++) {
 		int v = o[d] / KD_MAX_STEPS, st = o[d] % KD_MAX_STEPS;
 
-		if (g->sh->dims[d] % 2)
+		if (v == KD_RELAY)
 			continue;
 		for (int tt = 0; tt < g->sh->dims[d] / 2 + (v & 1); tt++)
 			if (g->sz[i][d][v][tt] > M[st + tt])
 				M[st + tt] = g->sz[i][d][v][tt];
 	}
 	for (int d = 0; d < g->k; d++)
-		if (g->sh->dims[d] % 2)
+		if (o[d] / KD_MAX_STEPS == KD_RELAY)
 			kd_place(g->sh->dims[d], kd_bundle(g, i, d), H, M, &delay[d * g->maxL]);
 	for (int t = 0; t < H; t++)
 		cost += M[t];
@@ -264,7 +275,7 @@ static int64_t kd_comb_cost(struct kd *g, int i, const int *o, uint8_t *delay)
  */
 static int64_t kd_phase_cost(struct kd *g, int i)
 {
-	int H = g->maxL / 2, nopt[TC_MAX_DIMS], opt[TC_MAX_DIMS][8], ncomb = 1;
+	int H = g->maxL / 2, nopt[TC_MAX_DIMS], opt[TC_MAX_DIMS][9], ncomb = 1;
 	uint8_t *delay = kd_delay(g, i, 0), tmp[TC_MAX_DIMS * KD_MAX_L];
 	int64_t best = -1;
 
@@ -288,16 +299,21 @@ static int64_t kd_phase_cost(struct kd *g, int i)
 		memcpy(delay, tmp, (size_t)g->k * g->maxL);
 		g->split[i] = 0;
 		g->swap[i] = 0;
+		g->relay[i] = 0;
 		for (int d = 0; d < g->k; d++) {
+			int v = o[d] / KD_MAX_STEPS;
+
 			g->start[i][d] = o[d] % KD_MAX_STEPS;
-			g->split[i] |= (unsigned int)(o[d] / KD_MAX_STEPS & 1) << d;
-			g->swap[i] |= (unsigned int)(o[d] / KD_MAX_STEPS >> 1) << d;
+			if (v == KD_RELAY)
+				g->relay[i] |= 1u << d;
+			else
+				g->split[i] |= (unsigned int)(v & 1) << d, g->swap[i] |= (unsigned int)(v >> 1) << d;
 		}
 	}
 	return best;
 }
 
-static void kd_apply(struct kd *g, int o, int ord, int sign)
+static void kd_apply1(struct kd *g, int o, int ord, int sign)
 {
 	const int *off = &g->off[(size_t)o * g->k];
 
@@ -327,6 +343,27 @@ static int64_t kd_total(struct kd *g)
 	return t;
 }
 
+/* Offset o's order (and, symmetric, its negation's) leaves (sign -1) or joins (1) the bundles. */
+static void kd_apply(struct kd *g, int o, int ord, int sign)
+{
+	kd_apply1(g, o, ord, sign);
+	if (g->sym && g->neg[o] != o)
+		kd_apply1(g, g->neg[o], ord, sign);
+}
+
+static void kd_set(struct kd *g, int o, int ord)
+{
+	g->choice[o] = (uint16_t)ord;
+	if (g->sym)
+		g->choice[g->neg[o]] = (uint16_t)ord;
+}
+
+/* Whether offset o is one the search moves (symmetric: the smaller of o and -o). */
+static int kd_mover(const struct kd *g, int o)
+{
+	return !g->sym || g->neg[o] >= o;
+}
+
 static uint64_t kd_rand(uint64_t *x)
 {
 	*x ^= *x << 13;
@@ -354,16 +391,19 @@ static void kd_anneal(struct kd *g, int64_t bound, int64_t cur, uint64_t *rng)
 	memcpy(best, g->choice, (size_t)g->noffs * sizeof(*best));
 	for (long it = 0; it < budget && bestc > bound; it++) {
 		int o = 1 + (int)(kd_rand(rng) % (uint64_t)(g->noffs - 1));
-		int old = g->choice[o], ord = (int)(kd_rand(rng) % (uint64_t)g->norders);
+		int old, ord = (int)(kd_rand(rng) % (uint64_t)g->norders);
 		int64_t c;
 
+		if (!kd_mover(g, o))
+			o = g->neg[o];
+		old = g->choice[o];
 		if (ord == old)
 			continue;
 		kd_apply(g, o, old, -1);
 		kd_apply(g, o, ord, 1);
 		c = kd_total(g);
 		if (c <= cur || (double)(kd_rand(rng) % 1000000) / 1e6 < exp(-(double)(c - cur) / T)) {
-			g->choice[o] = (uint16_t)ord;
+			kd_set(g, o, ord);
 			cur = c;
 			if (c < bestc) {
 				bestc = c;
@@ -377,10 +417,10 @@ static void kd_anneal(struct kd *g, int64_t bound, int64_t cur, uint64_t *rng)
 	}
 	/* Restore the best and its bundles. */
 	for (int o = 1; o < g->noffs; o++)
-		kd_apply(g, o, g->choice[o], -1);
+		kd_apply1(g, o, g->choice[o], -1);
 	memcpy(g->choice, best, (size_t)g->noffs * sizeof(*best));
 	for (int o = 1; o < g->noffs; o++)
-		kd_apply(g, o, g->choice[o], 1);
+		kd_apply1(g, o, g->choice[o], 1);
 	free(best);
 }
 
@@ -395,6 +435,16 @@ static void kd_choose(struct kd *g, int64_t bound)
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
 	int64_t cur;
 
+	g->neg = malloc((size_t)g->noffs * sizeof(*g->neg));
+	g->sym = g->neg != NULL;
+	for (int o = 0; g->neg && o < g->noffs; o++) {
+		int idx = 0;
+
+		for (int d = 0; d < g->k; d++)
+			idx = idx * g->sh->dims[d] + (g->sh->dims[d] - g->off[(size_t)o * g->k + d]) % g->sh->dims[d];
+		g->neg[o] = idx;
+	}
+
 	for (int o = 0; o < g->noffs; o++) {
 		const int *off = &g->off[(size_t)o * g->k];
 		int sum = 0;
@@ -402,7 +452,9 @@ static void kd_choose(struct kd *g, int64_t bound)
 		for (int d = 0; d < g->k; d++)
 			sum += off[d];
 		g->choice[o] = (uint16_t)(sum % g->norders);
-		kd_apply(g, o, g->choice[o], 1);
+		if (!kd_mover(g, o))
+			g->choice[o] = g->choice[g->neg[o]];
+		kd_apply1(g, o, g->choice[o], 1);
 	}
 	cur = kd_total(g);
 	for (int pass = 0; pass < 60 && cur > bound; pass++) {
@@ -412,6 +464,8 @@ static void kd_choose(struct kd *g, int64_t bound)
 			int best = g->choice[o], nbest = 1;
 			int64_t bestc = cur;
 
+			if (!kd_mover(g, o))
+				continue;
 			kd_apply(g, o, g->choice[o], -1);
 			for (int ord = 0; ord < g->norders; ord++) {
 				int64_t c;
@@ -431,7 +485,7 @@ static void kd_choose(struct kd *g, int64_t bound)
 			}
 			if (bestc < cur)
 				improved = 1;
-			g->choice[o] = (uint16_t)best;
+			kd_set(g, o, best);
 			kd_apply(g, o, best, 1);
 			cur = bestc;
 		}
@@ -440,6 +494,9 @@ static void kd_choose(struct kd *g, int64_t bound)
 	}
 	if (cur > bound)
 		kd_anneal(g, bound, cur, &rng);
+	free(g->neg);
+	g->neg = NULL;
+	g->sym = 0;
 }
 
 static int kd_dim(void *arg, int node, int32_t a, int32_t b)
@@ -521,7 +578,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			if (t != o)
 				err = tc_ap_hold(&ap, o, o, t);
 	for (g.phase = 0; g.phase < g.k && err >= 0; g.phase++)
-		err = tc_ap_phase(&ap, stride, g.start[g.phase], g.split[g.phase], g.swap[g.phase], kd_dim, &g);
+		ap.relay = g.relay[g.phase], err = tc_ap_phase(&ap, stride, g.start[g.phase], g.split[g.phase], g.swap[g.phase], kd_dim, &g);
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);

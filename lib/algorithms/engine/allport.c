@@ -172,7 +172,9 @@ struct ap_phase {
 	int first[TC_MAX_DIMS]; /* step the dimension starts in */
 	int len[TC_MAX_DIMS];	/* its steps */
 	int n2[TC_MAX_DIMS];	/* steps of its first relay stage */
-	int end[TC_MAX_DIMS];	/* odd rings: the last arrival (wait + |e|) */
+	int end[TC_MAX_DIMS];	/* relays: the last arrival (wait + |e|) */
+	unsigned int relay;	/* dimensions that relay one hop a step: odd rings and ap->relay */
+	int ties[TC_MAX_DIMS];	/* relays: the node's antipodes filed so far */
 };
 
 /* Check the arguments and lay out every dimension's steps; the phase's steps or -EINVAL. */
@@ -190,8 +192,10 @@ static int ap_phase_setup(const struct tc_ap *ap, struct ap_phase *ph, const int
 			return -EINVAL;
 		ph->L[d] = ap->sh->dims[d] / stride[d];
 		ph->first[d] = start ? start[d] : 0;
+		if (ph->L[d] % 2)
+			ph->relay |= 1u << d;
 		if (ph->first[d] < 0 || ((ph->split >> d) & 1 && ph->L[d] % 4) ||
-		    (ph->L[d] % 2 && ((ph->split | ph->swap) >> d) & 1))
+		    ((ph->relay >> d) & 1 && ((ph->split | ph->swap) >> d) & 1))
 			return -EINVAL;
 		/* split ties: Stage 3 carries half the antipodes, one step more */
 		ph->len[d] = ph->L[d] / 2 + ((ph->split >> d) & 1);
@@ -203,10 +207,18 @@ static int ap_phase_setup(const struct tc_ap *ap, struct ap_phase *ph, const int
 	return steps;
 }
 
-/* An odd ring's block: to its direction's list, or to wait (ap->wait) before it leaves. */
-static int ap_file_odd(struct tc_ap *ap, struct ap_phase *ph, int n, int d, const struct tc_ap_item *it, int e)
+/*
+ * A relayed block: to its direction's list, or to wait (ap->wait) before it
+ * leaves. An even ring's antipodes alternate between the directions, the
+ * first one + on an even node and - on an odd one.
+ */
+static int ap_file_relay(struct tc_ap *ap, struct ap_phase *ph, int n, int d, const struct tc_ap_item *it, int e)
 {
-	int w = ap->wait ? ap->wait(ap->wait_ctx, d, e) : 0;
+	int w;
+
+	if (2 * e == ph->L[d] && ((ph->ties[d]++ & 1) ^ ap_parity(ap, n, d, ph->stride[d])))
+		e = -e;
+	w = ap->wait ? ap->wait(ap->wait_ctx, d, e) : 0;
 
 	if (w < 0 || w >= TC_AP_MAX_WAIT)
 		return -EINVAL;
@@ -222,7 +234,7 @@ static int ap_file_odd(struct tc_ap *ap, struct ap_phase *ph, int n, int d, cons
 	return vec_push(&ap->waitq[((size_t)n * ap->ndims + d) * TC_AP_MAX_WAIT + w], it->a, it->b, e);
 }
 
-/* Blocks of node n whose wait on odd ring d ends at its step tt join the relay. */
+/* Blocks of node n whose wait on relay d ends at its step tt join it. */
 static int ap_depart(struct tc_ap *ap, int n, int d, int tt)
 {
 	struct tc_ap_vec *q;
@@ -257,9 +269,9 @@ static int ap_phase_file(struct tc_ap *ap, struct ap_phase *ph, int n, int d, co
 		e = diff / ph->stride[d];
 		if (2 * e > ph->L[d])
 			e -= ph->L[d];
-		/* an odd ring relays one hop a step from the first: straight to its direction's list */
-		if (e && ph->L[d] % 2)
-			return ap_file_odd(ap, ph, n, d, it, e);
+		/* a relay hops from its first step: straight to its direction's list (or waits) */
+		if (e && (ph->relay >> d) & 1)
+			return ap_file_relay(ap, ph, n, d, it, e);
 		if (e)
 			return vec_push(ap_list(ap, n, d, AP_S1), it->a, it->b, e);
 	}
@@ -272,6 +284,7 @@ static int ap_phase_sort(struct tc_ap *ap, struct ap_phase *ph, tc_ap_dim_fn fn,
 	for (int n = 0; n < ap->nodes; n++) {
 		struct tc_ap_vec *h = &ap->hold[n];
 
+		memset(ph->ties, 0, sizeof(ph->ties));
 		for (uint32_t i = 0; i < h->n; i++) {
 			int err = ap_phase_file(ap, ph, n, fn(ctx, n, h->v[i].a, h->v[i].b), &h->v[i]);
 
@@ -332,7 +345,7 @@ static int ap_phase_step(struct tc_ap *ap, const struct ap_phase *ph, int t)
 				continue;
 			par = ap_parity(ap, n, d, g);
 			prim = par ? -1 : 1;
-			if (ph->L[d] % 2) /* odd ring: one hop each way; - arrivals wait in AP_S1 */
+			if ((ph->relay >> d) & 1) /* relay: one hop each way; - arrivals wait in AP_S1 */
 				err = ap_depart(ap, n, d, tt) ?: ap_emit(ap, n, d, g, 1, ap_list(ap, n, d, AP_PRI), AP_INC) ?:
 				      ap_emit(ap, n, d, g, -1, ap_list(ap, n, d, AP_SEC), AP_S1);
 			else if (tt == 0) /* Stage 1 */
@@ -365,7 +378,7 @@ static void ap_phase_rotate(struct tc_ap *ap, const struct ap_phase *ph, int t)
 
 			if (!ph->stride[d] || tt < 0 || tt >= ph->len[d])
 				continue;
-			if (ph->L[d] % 2) {
+			if ((ph->relay >> d) & 1) {
 				ap_swap_lists(ap_list(ap, n, d, AP_PRI), ap_list(ap, n, d, AP_INC));
 				ap_swap_lists(ap_list(ap, n, d, AP_SEC), ap_list(ap, n, d, AP_S1));
 				continue;
@@ -381,15 +394,15 @@ static void ap_phase_rotate(struct tc_ap *ap, const struct ap_phase *ph, int t)
 int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, unsigned int split, unsigned int swap,
 		 tc_ap_dim_fn fn, void *ctx)
 {
-	struct ap_phase ph = { .stride = stride, .split = split, .swap = swap };
+	struct ap_phase ph = { .stride = stride, .split = split, .swap = swap, .relay = ap->relay };
 	int steps = ap_phase_setup(ap, &ph, start), err;
 
 	if (steps < 0)
 		return steps;
 	err = ap_phase_sort(ap, &ph, fn, ctx);
-	/* odd rings with waits stretch to their last arrival */
+	/* relays with waits stretch to their last arrival */
 	for (int d = 0; d < ap->ndims; d++) {
-		if (!ph.L[d] || !(ph.L[d] % 2) || ph.end[d] <= ph.len[d])
+		if (!ph.L[d] || !((ph.relay >> d) & 1) || ph.end[d] <= ph.len[d])
 			continue;
 		ph.len[d] = ph.end[d];
 		if (ph.first[d] + ph.len[d] > steps)

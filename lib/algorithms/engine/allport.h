@@ -36,7 +36,11 @@
  * holds for that direction (its own blocks and those it received the step
  * before). The + links of step t carry the blocks with offset e > t, so the
  * ring carries sum_e |e| b(e) / 2 over its steps, the bound for a ring,
- * (L^2 - 1)/8 for one block per offset.
+ * (L^2 - 1)/8 for one block per offset. An even ring may relay too (the
+ * caller's relay mask): its antipodes alternate between the two directions,
+ * the first + on an even node and - on an odd one. A relay's blocks may wait
+ * before they leave (the caller's wait function), which shapes its steps'
+ * sizes to fit beside the other rings of the phase.
  */
 #ifndef TC_ALLTOALL_ALLPORT_H
 #define TC_ALLTOALL_ALLPORT_H
@@ -58,8 +62,8 @@ struct tc_ap_item {
 #define TC_AP_MAX_NODES (1 << 23)
 
 /*
- * On an odd ring, how many steps the blocks at logical offset e (signed) of
- * dimension d wait before they leave (0..TC_AP_MAX_WAIT-1); they then hop
+ * On a relay, how many steps the blocks at logical offset e (signed; an even
+ * ring's antipodes as +L/2 and -L/2) of dimension d wait before they leave (0..TC_AP_MAX_WAIT-1); they then hop
  * every step. The ring's steps stretch to the last arrival.
  */
 typedef int (*tc_ap_wait_fn)(void *ctx, int d, int e);
@@ -79,7 +83,9 @@ struct tc_ap {
 	struct tc_ap_vec *next; /* per node: hold being built by the running phase */
 	struct tc_ap_vec *work; /* per node and dimension: TC_AP_NLISTS lists */
 	struct tc_ap_vec out[2];
-	/* odd rings: when a block leaves (NULL: all at once); set by the caller */
+	/* even rings (bit d) that run the one-hop relay instead of AR; set by the caller */
+	unsigned int relay;
+	/* relays: when a block leaves (NULL: all at once); set by the caller */
 	tc_ap_wait_fn wait;
 	void *wait_ctx;
 	struct tc_ap_vec *waitq; /* per node, dimension and delay; allocated on first use */
