@@ -1,32 +1,55 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * allport-kd: complete exchange on an all-port k-D torus with even sides
- * (k >= 3, sides >= 4), the all-port paper's open future work (Liu et al., All-Port Tori, Sec. VI).
- * Every block gets a dimension order, chosen by its offset; the schedule has
- * k phases, and in phase i every node runs Algorithm AR (Liu et al., All-Port Tori, Sec. III) on its
- * ring of every dimension at once (the rings of different dimensions use
- * different links), each block travelling the i-th dimension of its order.
- * k * max(N)/2 steps; the target is N1*P/8 blocks (Lemma 1's
- * bound) on 4x4x4, 8x8x8, 4x4x8, 8x8x4, 4x8x12, 6x6x6 and 12x12x12: all
- * reached (test_allport checks all but 12x12x12, which takes ~10 s to build
- * and verify).
+ * allport-kd: complete exchange on an all-port k-D torus (k >= 3) of any
+ * parity, sides 2..64: the all-port paper's open future work (Liu, Gu, Bi,
+ * Tu and Dong, "Optimal All-to-All Personalized Communication in All-Port
+ * Tori", Sec. VI). Every block gets a dimension order, chosen by its offset;
+ * the schedule has k phases, and in phase i every node runs a ring exchange
+ * on its ring of every dimension at once (the rings of different dimensions
+ * use different links), each block travelling the i-th dimension of its
+ * order: Algorithm AR (Sec. III-A) on an even ring, or the one-hop relay of
+ * engine/allport.h (an odd ring always; an even ring when that fits the phase
+ * better), whose blocks may wait before they leave. k*floor(max(N)/2) steps.
  *
- * Orders: the k rotations of (0..k-1) and of its reverse (all six for k = 3).
- * By symmetry AR's per-step message sizes depend only on how many blocks each
- * node holds per ring offset (its bundles, the same on every node), so the
- * choice is a problem on the P offsets, not the P^2 blocks: kd_choose() starts
- * from orders rotating with the sum of the offset's coordinates, improves
- * them greedily, then by simulated annealing, on the lock-step cost (per
- * phase, the sum over steps of the largest message of any ring), stopping at
- * the bound; deterministic.
+ * The target is the k-D bound (Lemma 1 generalised to any parity, cost.c):
+ * dimension i of side n_i carries at least (P/n_i)*floor(n_i^2/4)/2 blocks
+ * per link, the bound is the largest; with even sides N1*P/8. Measured
+ * (critical-path transmission, the cost model's): every 3-D shape with sides
+ * 3..16 and every 4-D shape with sides 2..8 up to 4096 nodes at the bound
+ * (test_kd, TC_KD_SWEEP=1; the default run checks a mixed-parity set).
+ * Sides of 2 are rings of two nodes: AR's single step, the antipodes split
+ * over the + and - links (both lead to the same neighbour); shapes with sides
+ * of 2 reach the bound too, but for 2x2x2, where each of the three phases
+ * carries at least one block (3 for a bound of 2).
+ *
+ * The choice of orders. Orders: the k rotations of (0..k-1) and of its
+ * reverse (all six for k = 3). By symmetry a ring's per-step message sizes
+ * depend only on how many blocks each node holds per ring offset (its
+ * bundles, the same on every node), so the choice is a problem on the P
+ * offsets, not the P^2 blocks: kd_choose() starts from orders rotating with
+ * the sum of the offset's coordinates, improves them greedily, then by
+ * simulated annealing, on the lock-step cost (per phase, the sum over steps
+ * of the largest message of any ring; every node's steps are alike, so the
+ * cost model's critical path equals it), stopping at the bound;
+ * deterministic. Offsets o and -o always share their order: the bundles are
+ * then symmetric (as many blocks at +e as at -e), which AR needs on a ring of
+ * L = 2 mod 4 nodes to meet its bound (its steps are (b1+b3+..+bA/2, ...)
+ * with the antipodes bA split; an asymmetric bundle pays the larger side
+ * every step: 10x10x10 cost 1252 for 1250 without it).
  *
  * Shorter rings need not keep the longest ring's rhythm. Per phase and ring,
- * kd_phase_cost() also picks: the step the ring starts at (its L/2 steps
- * anywhere in the phase's max(N)/2); whether Stage 3 runs before Stage 2 (the
- * step of Stage 2 that carries only antipodes then comes last); and, when
- * L = 0 mod 4 and there is room, splitting the antipodes between both stages
- * (L/2 + 1 steps). 4x8x12 needs all three: with AR's plain rhythm the 8-ring's
- * antipodes cannot fit under the 12-ring's antipode-only step (599 for 576).
+ * kd_phase_cost() also picks, for an even ring: the step the ring starts at
+ * (its L/2 steps anywhere in the phase's floor(max(N)/2)); whether Stage 3
+ * runs before Stage 2 (the step of Stage 2 that carries only antipodes then
+ * comes last); when L = 0 mod 4 and there is room, splitting the antipodes
+ * between both stages (L/2 + 1 steps) (4x8x12 needs all three: with AR's
+ * plain rhythm the 8-ring's antipodes cannot fit under the 12-ring's
+ * antipode-only step, 599 for 576); or the relay instead of AR. The relays
+ * are placed last, against the profile of the AR rings: kd_place() gives
+ * each bundle the wait that raises the phase's cost least. AR's profile is
+ * fixed by its bundles (on 10 nodes (A, B, C, B, C), C the smallest), and a
+ * 6-ring's AR cannot fit under it (4x6x10: 323 for 300); relayed, with
+ * waits, it can.
  */
 #include <errno.h>
 #include <math.h>
@@ -227,7 +250,6 @@ static int kd_options(struct kd *g, int i, int d, int H, int *opt)
 		opt[n++] = KD_RELAY * KD_MAX_STEPS;
 		return n;
 	}
-	opt[n++] = KD_RELAY * KD_MAX_STEPS; /* an even ring may relay too */
 	for (int v = 0; v < 4; v++) {
 		int sp = v & 1, len = h + sp;
 
@@ -239,6 +261,7 @@ static int kd_options(struct kd *g, int i, int d, int H, int *opt)
 		if (len < H)
 			opt[n++] = v * KD_MAX_STEPS + H - len;
 	}
+	opt[n++] = KD_RELAY * KD_MAX_STEPS; /* last: on a tie, AR (fewer block moves) */
 	return n;
 }
 
@@ -561,7 +584,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	kd_choose(&g, bound);
 	kd_total(&g); /* g.start for the chosen orders */
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "allport-kd",
-			 "Liu et al., All-Port Tori, Sec. III (AR) per dimension, k phases (Liu et al., All-Port Tori, Sec. VI: future work)",
+			 "Liu et al., All-Port Tori, Sec. III (AR) or one-hop relays per dimension, k phases (Liu et al., All-Port Tori, Sec. VI: future work)",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	if (!s)
 		goto out;
@@ -594,6 +617,6 @@ out:
 const struct tc_algo tc_algo_allport_kd = {
 	.name = "allport-kd",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "all-port k-D torus, even sides: AR on every dimension's rings at once, k phases, orders by offset",
+	.summary = "all-port k-D torus, any parity: AR or one-hop relays on every dimension's rings at once, k phases, orders by offset",
 	.build = build,
 };
