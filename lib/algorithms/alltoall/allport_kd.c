@@ -300,14 +300,22 @@ static int64_t kd_phase_cost(struct kd *g, int i)
 {
 	int H = g->maxL / 2, nopt[TC_MAX_DIMS], opt[TC_MAX_DIMS][9], ncomb = 1;
 	uint8_t *delay = kd_delay(g, i, 0), tmp[TC_MAX_DIMS * KD_MAX_L];
-	int64_t best = -1;
+	int64_t best = -1, lb = 0;
 
 	for (int d = 0; d < g->k; d++) {
+		const int32_t *b = kd_bundle(g, i, d);
+		int64_t hops = 0;
+
 		nopt[d] = kd_options(g, i, d, H, opt[d]);
 		g->dirty[i][d] = 0;
 		ncomb *= nopt[d];
+		/* every step costs at least the mean of a node's two links of d: a phase, half its hops */
+		for (int e = 1; e < g->sh->dims[d]; e++)
+			hops += (int64_t)b[e] * (2 * e > g->sh->dims[d] ? g->sh->dims[d] - e : e);
+		if ((hops + 1) / 2 > lb)
+			lb = (hops + 1) / 2;
 	}
-	for (int comb = 0; comb < ncomb; comb++) {
+	for (int comb = 0; comb < ncomb && best != lb; comb++) {
 		int x = comb, o[TC_MAX_DIMS];
 		int64_t cost;
 
