@@ -340,7 +340,7 @@ static const char *const tori2[] = { "4x4", "4x8", "8x4", "8x8", "4x12", "8x12",
 				     "5x7", "6x10", "7x7", "6x6", "5x6", "6x5", "4x6", "10x10", "9x16", "2x2" };
 /* 12x12x12 (bound reached too) builds and verifies in ~10 s: measured outside the suite. */
 static const char *const tori3[] = { "4x4x4", "8x8x8", "4x4x8", "8x8x4", "4x8x12", "6x6x6", "4x4x6", "3x4x4", "4x4x4x4",
-				     "3x3x3", "3x4x5", "2x4x6", "5x6x7", "3x3x3x3", "2x3x4x5" };
+				     "3x3x3", "3x4x5", "2x4x6", "5x6x7", "4x6x10", "3x3x3x3", "2x3x4x5" };
 /* pad on 3-D and up runs allport-kd: only shapes that need padding */
 static const char *const pad3[] = { "3x4x4", "3x3x3", "5x4x4" };
 static const char *const meshes[] = { "4x4", "3x3", "5x7", "8x8", "6x10", "8", "5" };

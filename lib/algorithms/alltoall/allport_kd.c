@@ -14,9 +14,11 @@
  * The target is the k-D bound (Lemma 1 generalised to any parity, cost.c):
  * dimension i of side n_i carries at least (P/n_i)*floor(n_i^2/4)/2 blocks
  * per link, the bound is the largest; with even sides N1*P/8. Measured
- * (critical-path transmission, the cost model's): every 3-D shape with sides
- * 3..16 and every 4-D shape with sides 2..8 up to 4096 nodes at the bound
- * (test_kd, TC_KD_SWEEP=1; the default run checks a mixed-parity set).
+ * (critical-path transmission, the cost model's; test_kd, TC_KD_SWEEP=1 for
+ * every 3-D shape with sides 2..16 and every 4-D shape with sides 2..8 up to
+ * 4096 nodes): every even 3-D shape with sides 4..12 at the bound, as the
+ * issue asks; the other shapes at the bound or a few blocks over it
+ * (README: the worst ratios).
  * Sides of 2 are rings of two nodes: AR's single step, the antipodes split
  * over the + and - links (both lead to the same neighbour); shapes with sides
  * of 2 reach the bound too, but for 2x2x2, where each of the three phases
@@ -27,8 +29,9 @@
  * depend only on how many blocks each node holds per ring offset (its
  * bundles, the same on every node), so the choice is a problem on the P
  * offsets, not the P^2 blocks: kd_choose() starts from orders rotating with
- * the sum of the offset's coordinates, improves them greedily, then by
- * simulated annealing, on the lock-step cost (per phase, the sum over steps
+ * the sum of the offset's coordinates, improves them greedily (AR alone on
+ * the even rings, then with their relays too: a phase has fewer options to
+ * price without them), then by simulated annealing, on the lock-step cost (per phase, the sum over steps
  * of the largest message of any ring; every node's steps are alike, so the
  * cost model's critical path equals it), stopping at the bound;
  * deterministic. Offsets o and -o always share their order: the bundles are
@@ -63,6 +66,7 @@
 #define KD_MAX_ORDERS (2 * TC_MAX_DIMS)
 #define KD_MAX_JUMPS 130 /* rings up to 254 nodes: at most 64 sub-ring jumps */
 #define KD_MAX_STEPS 128
+#define KD_STALE 8 /* greedy passes without gain (a walk on the plateau) before giving up */
 #define KD_MAX_L 64 /* sides the odd relay's waits cover (TC_AP_MAX_WAIT) */
 
 struct kd {
@@ -71,6 +75,7 @@ struct kd {
 	int order[KD_MAX_ORDERS][TC_MAX_DIMS];
 	uint16_t *choice; /* per offset (mixed radix of (t - o) mod N): order index */
 	int sym;	  /* offsets o and -o share their order (neg: the index of -o) */
+	int even_relays;  /* even rings may relay (else AR only) */
 	int *neg;
 	int *off;	  /* per offset: its coordinates, noffs * k */
 	/* bundles: per phase i, dimension d, ring offset e (index e mod N): blocks per node */
@@ -261,7 +266,8 @@ static int kd_options(struct kd *g, int i, int d, int H, int *opt)
 		if (len < H)
 			opt[n++] = v * KD_MAX_STEPS + H - len;
 	}
-	opt[n++] = KD_RELAY * KD_MAX_STEPS; /* last: on a tie, AR (fewer block moves) */
+	if (g->even_relays)
+		opt[n++] = KD_RELAY * KD_MAX_STEPS; /* last: on a tie, AR (fewer block moves) */
 	return n;
 }
 
@@ -335,10 +341,12 @@ static int64_t kd_phase_cost(struct kd *g, int i)
 			int v = o[d] / KD_MAX_STEPS;
 
 			g->start[i][d] = o[d] % KD_MAX_STEPS;
-			if (v == KD_RELAY)
+			if (v == KD_RELAY) {
 				g->relay[i] |= 1u << d;
-			else
-				g->split[i] |= (unsigned int)(v & 1) << d, g->swap[i] |= (unsigned int)(v >> 1) << d;
+				continue;
+			}
+			g->split[i] |= (unsigned int)(v & 1) << d;
+			g->swap[i] |= (unsigned int)(v >> 1) << d;
 		}
 	}
 	return best;
@@ -456,39 +464,13 @@ static void kd_anneal(struct kd *g, int64_t bound, int64_t cur, uint64_t *rng)
 }
 
 /*
- * Local search over the offsets' orders. Starts from orders rotating with the
- * sum of the offset's coordinates, then moves one offset at a time to the
- * order that lowers the lock-step cost most (random walk on plateaus), until
- * the bound is reached or a pass budget is spent.
+ * Greedy passes: each offset in turn moves to the order that lowers the
+ * lock-step cost most (a random one of the best on a tie), until the bound,
+ * a pass without gain, or 60 passes. Returns the cost.
  */
-static void kd_choose(struct kd *g, int64_t bound)
+static int64_t kd_greedy(struct kd *g, int64_t bound, int64_t cur, uint64_t *rng)
 {
-	uint64_t rng = 0x9e3779b97f4a7c15ull;
-	int64_t cur;
-
-	g->neg = malloc((size_t)g->noffs * sizeof(*g->neg));
-	g->sym = g->neg != NULL;
-	for (int o = 0; g->neg && o < g->noffs; o++) {
-		int idx = 0;
-
-		for (int d = 0; d < g->k; d++)
-			idx = idx * g->sh->dims[d] + (g->sh->dims[d] - g->off[(size_t)o * g->k + d]) % g->sh->dims[d];
-		g->neg[o] = idx;
-	}
-
-	for (int o = 0; o < g->noffs; o++) {
-		const int *off = &g->off[(size_t)o * g->k];
-		int sum = 0;
-
-		for (int d = 0; d < g->k; d++)
-			sum += off[d];
-		g->choice[o] = (uint16_t)(sum % g->norders);
-		if (!kd_mover(g, o))
-			g->choice[o] = g->choice[g->neg[o]];
-		kd_apply1(g, o, g->choice[o], 1);
-	}
-	cur = kd_total(g);
-	for (int pass = 0; pass < 60 && cur > bound; pass++) {
+	for (int pass = 0, stale = 0; pass < 60 && cur > bound && stale <= KD_STALE; pass++) {
 		int improved = 0;
 
 		for (int o = 1; o < g->noffs && cur > bound; o++) {
@@ -510,7 +492,7 @@ static void kd_choose(struct kd *g, int64_t bound)
 					bestc = c;
 					best = ord;
 					nbest = 1;
-				} else if (c == bestc && !(kd_rand(&rng) % ++nbest)) {
+				} else if (c == bestc && !(kd_rand(rng) % ++nbest)) {
 					best = ord;
 				}
 			}
@@ -520,8 +502,48 @@ static void kd_choose(struct kd *g, int64_t bound)
 			kd_apply(g, o, best, 1);
 			cur = bestc;
 		}
-		if (!improved)
-			break;
+		stale = improved ? 0 : stale + 1;
+	}
+	return cur;
+}
+
+/*
+ * The orders. Offsets o and -o share one (g->neg: the index of -o). Start:
+ * orders rotating with the sum of the offset's coordinates; then greedy
+ * passes with AR alone on the even rings (cheap: few options a phase), then,
+ * short of the bound, with the relay allowed on them too, then annealing.
+ */
+static void kd_choose(struct kd *g, int64_t bound)
+{
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	int64_t cur;
+
+	g->neg = malloc((size_t)g->noffs * sizeof(*g->neg));
+	g->sym = g->neg != NULL;
+	for (int o = 0; g->neg && o < g->noffs; o++) {
+		int idx = 0;
+
+		for (int d = 0; d < g->k; d++)
+			idx = idx * g->sh->dims[d] + (g->sh->dims[d] - g->off[(size_t)o * g->k + d]) % g->sh->dims[d];
+		g->neg[o] = idx;
+	}
+	for (int o = 0; o < g->noffs; o++) {
+		const int *off = &g->off[(size_t)o * g->k];
+		int sum = 0;
+
+		for (int d = 0; d < g->k; d++)
+			sum += off[d];
+		g->choice[o] = (uint16_t)(sum % g->norders);
+		if (!kd_mover(g, o))
+			g->choice[o] = g->choice[g->neg[o]];
+		kd_apply1(g, o, g->choice[o], 1);
+	}
+	g->even_relays = 0;
+	cur = kd_greedy(g, bound, kd_total(g), &rng);
+	if (cur > bound) {
+		g->even_relays = 1;
+		memset(g->dirty, 1, sizeof(g->dirty));
+		cur = kd_greedy(g, bound, kd_total(g), &rng);
 	}
 	if (cur > bound)
 		kd_anneal(g, bound, cur, &rng);
@@ -608,8 +630,10 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		for (int t = 0; t < shape->nodes && !err; t++)
 			if (t != o)
 				err = tc_ap_hold(&ap, o, o, t);
-	for (g.phase = 0; g.phase < g.k && err >= 0; g.phase++)
-		ap.relay = g.relay[g.phase], err = tc_ap_phase(&ap, stride, g.start[g.phase], g.split[g.phase], g.swap[g.phase], kd_dim, &g);
+	for (g.phase = 0; g.phase < g.k && err >= 0; g.phase++) {
+		ap.relay = g.relay[g.phase];
+		err = tc_ap_phase(&ap, stride, g.start[g.phase], g.split[g.phase], g.swap[g.phase], kd_dim, &g);
+	}
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);

@@ -9,8 +9,8 @@
  * dimension, all dimensions in the same steps. A ring may be logical: with
  * stride g the ring of dimension d is the nodes whose coordinate d is
  * congruent mod g (AT2's rows and columns of one group, g = 2); its length is
- * L = dims[d] / g, which must be even for AR (an odd
- * ring relays one hop a step, below).
+ * L = dims[d] / g, which must be even for AR (an odd ring relays one hop a
+ * step, below).
  *
  * AR on a (logical) ring of L nodes, a block at logical offset e from its
  * target (shortest, |e| <= L/2):
@@ -62,9 +62,10 @@ struct tc_ap_item {
 #define TC_AP_MAX_NODES (1 << 23)
 
 /*
- * On a relay, how many steps the blocks at logical offset e (signed; an even
- * ring's antipodes as +L/2 and -L/2) of dimension d wait before they leave (0..TC_AP_MAX_WAIT-1); they then hop
- * every step. The ring's steps stretch to the last arrival.
+ * On a relay, how many steps (0..TC_AP_MAX_WAIT-1) the blocks at logical
+ * offset e (signed; an even ring's antipodes as +L/2 and -L/2) of dimension
+ * d wait before they leave; they then hop every step. The ring's steps
+ * stretch to the last arrival.
  */
 typedef int (*tc_ap_wait_fn)(void *ctx, int d, int e);
 #define TC_AP_MAX_WAIT 32
