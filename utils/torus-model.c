@@ -170,34 +170,97 @@ static void run_child(const char *const *names, const struct tc_shape *sh, struc
 }
 
 static const char usage[] =
-	"usage: torus-model [--sizes 16,32,64,128] [--algos at2,pad,...] [--mem-gib G] [--timeout S]\n"
+	"usage: torus-model [--sizes 16,32,64,128] [--shapes 3x4x5,4x4x4x4,...] [--algos at2,pad,...]\n"
+	"                   [--mem-gib G] [--timeout S]\n"
 	"Predicted complete-exchange times in ms (cost model, Intel Paragon ts 75 us,\n"
 	"tw 0.011 us/B, rho 0.014 us/B) of at2, an AR-based algorithm (allport-kd\n"
-	"or pad, named in the output), pairwise and bruck on NxN tori for block\n"
-	"sizes 64 B .. 64 KiB, as one markdown table, with the CPU time to build\n"
-	"and verify each schedule and the peak resident memory of doing so.\n"
+	"or pad, named in the output), pairwise and bruck on NxN tori (--sizes) and\n"
+	"on 3-D and 4-D tori of any parity (--shapes; default 3x3x3 .. 16x16x16 and\n"
+	"3x3x3x3 .. 8x8x8x8; at2 only on 2-D shapes) for block sizes 64 B .. 64 KiB,\n"
+	"as one markdown table, with the ratio of the transmission to the k-D bound,\n"
+	"the CPU time to build and verify each schedule and its peak resident memory.\n"
+	"--sizes or --shapes alone prints only those shapes.\n"
 	"Every schedule is streamed (verified and priced step by step as it is\n"
 	"built, never kept whole), on every shape, so 128x128 fits: AT2 there needs\n"
 	"about 7 GiB and several CPU minutes. Each schedule is built in a child\n"
 	"limited to G GiB of address space (default 10) and S seconds of CPU time\n"
 	"(default 1800); what does not fit is reported, not estimated.\n";
 
+static const char *const at2[] = { "at2", NULL };
+static const char *const arb[] = { "allport-kd", "pad", NULL };
+static const char *const pw[] = { "pairwise", NULL };
+static const char *const br[] = { "bruck", NULL };
+static const char *const *const algos[] = { at2, arb, pw, br };
+
+/* The 3-D and 4-D tori of the default table: every parity, up to 4096 nodes. */
+static const char *const kd_shapes[] = { "3x3x3",   "4x4x4",   "5x5x5",   "3x4x5",	  "6x6x6",
+					 "7x7x7",   "8x8x8",   "12x12x12", "16x16x16", "3x3x3x3",
+					 "4x4x4x4", "5x5x5x5", "8x8x8x8" };
+
+/* One row per algorithm of the table (at2 on 2-D shapes only, --algos if given). */
+static void print_shape(const char *name, const struct tc_shape *sh, const char *only, double mem_gib, int timeout)
+{
+	for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++) {
+		struct result r;
+		int wanted = !only;
+
+		for (int i = 0; !wanted && algos[a][i]; i++) {
+			const char *hit = strstr(only, algos[a][i]);
+			size_t len = strlen(algos[a][i]);
+
+			wanted = hit && (hit == only || hit[-1] == ',') && (!hit[len] || hit[len] == ',');
+		}
+		if (!wanted || (algos[a] == at2 && sh->ndims != 2))
+			continue;
+		run_child(algos[a], sh, &r, mem_gib, timeout);
+		if (r.err) {
+			printf("| %s | %s | not run: %s |\n", name, r.algo, r.why);
+			fflush(stdout);
+			continue;
+		}
+		printf("| %s | %s | %u | %llu | %.0f | %.3f | %.2f | %.0f |", name, r.algo, r.steps,
+		       (unsigned long long)r.blks, r.transmission, r.bound > 0 ? r.transmission / r.bound : 0, r.cpu_s,
+		       r.maxrss_kb / 1024.0);
+		for (int i = 0; i < NSIZES; i++)
+			printf(" %.1f |", r.time_us[i] / 1000);
+		printf("\n");
+		fflush(stdout);
+	}
+}
+
+/* --shapes: a comma-separated list of torus shapes, each as torus-sched --dims takes it. */
+static int parse_shapes(char *arg, char **shapes, int *nshapes, int max)
+{
+	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+		struct tc_shape sh;
+
+		if (*nshapes == max || tc_shape_parse(&sh, tok, 0, 0)) {
+			fprintf(stderr, "torus-model: bad --shapes entry '%s' (a torus such as 3x4x5, at most %d)\n",
+				tok, max);
+			return -1;
+		}
+		shapes[(*nshapes)++] = tok;
+	}
+	if (!*nshapes) {
+		fprintf(stderr, "torus-model: --shapes is empty\n");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const at2[] = { "at2", NULL };
-	static const char *const arb[] = { "allport-kd", "pad", NULL };
-	static const char *const pw[] = { "pairwise", NULL };
-	static const char *const br[] = { "bruck", NULL };
-	static const char *const *const algos[] = { at2, arb, pw, br };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },
+		{ "shapes", required_argument, NULL, 'S' },
 		{ "mem-gib", required_argument, NULL, 'M' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "algos", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int sides[16] = { 16, 32, 64, 128 }, nsides = 4, timeout = 1800, opt;
+	int sides[16] = { 16, 32, 64, 128 }, nsides = 4, timeout = 1800, opt, sizes_given = 0, nuser = 0, nshapes = 0;
+	char *user[64], *shapes[64 + 16 + 16], names[16][16];
 	double mem_gib = 10;
 	const char *only = NULL;
 
@@ -207,6 +270,7 @@ int main(int argc, char **argv)
 			char *p = optarg, *end;
 
 			nsides = 0;
+			sizes_given = 1;
 			while (*p && nsides < 16) {
 				long v = strtol(p, &end, 10);
 
@@ -223,6 +287,10 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case 'S':
+			if (parse_shapes(optarg, user, &nuser, 64))
+				return 2;
+			break;
 		case 'M':
 			mem_gib = atof(optarg);
 			if (mem_gib <= 0) {
@@ -284,6 +352,16 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* --sizes alone: NxN only; --shapes alone: those only; neither: both defaults */
+	for (int k = 0; k < nsides && (sizes_given || !nuser); k++) {
+		snprintf(names[k], sizeof(names[k]), "%dx%d", sides[k], sides[k]);
+		shapes[nshapes++] = names[k];
+	}
+	for (int k = 0; k < nuser; k++)
+		shapes[nshapes++] = user[k];
+	for (size_t k = 0; !sizes_given && !nuser && k < sizeof(kd_shapes) / sizeof(kd_shapes[0]); k++)
+		shapes[nshapes++] = (char *)kd_shapes[k];
+
 	printf("Predicted complete-exchange time in ms (Paragon: ts 75 us, tw 0.011 us/B, rho 0.014 us/B);\n");
 	printf("build+verify: CPU seconds on this machine, streamed; limits %.3g GiB, %d CPU s per schedule.\n\n",
 	       mem_gib, timeout);
@@ -301,40 +379,11 @@ int main(int argc, char **argv)
 		printf("--:|");
 	printf("\n");
 	fflush(stdout);
-	for (int k = 0; k < nsides; k++) {
+	for (int k = 0; k < nshapes; k++) {
 		struct tc_shape sh;
-		int dims[2] = { sides[k], sides[k] };
-		char name[32];
 
-		if (tc_shape_init(&sh, 2, dims, 3, 0))
-			continue;
-		snprintf(name, sizeof(name), "%dx%d", sides[k], sides[k]);
-		for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++) {
-			struct result r;
-			int wanted = !only;
-
-			for (int i = 0; !wanted && algos[a][i]; i++) {
-				const char *hit = strstr(only, algos[a][i]);
-				size_t len = strlen(algos[a][i]);
-
-				wanted = hit && (hit == only || hit[-1] == ',') && (!hit[len] || hit[len] == ',');
-			}
-			if (!wanted)
-				continue;
-			run_child(algos[a], &sh, &r, mem_gib, timeout);
-			if (r.err) {
-				printf("| %s | %s | not run: %s |\n", name, r.algo, r.why);
-				fflush(stdout);
-				continue;
-			}
-			printf("| %s | %s | %u | %llu | %.0f | %.3f | %.2f | %.0f |", name, r.algo, r.steps,
-			       (unsigned long long)r.blks, r.transmission, r.bound > 0 ? r.transmission / r.bound : 0,
-			       r.cpu_s, r.maxrss_kb / 1024.0);
-			for (int i = 0; i < NSIZES; i++)
-				printf(" %.1f |", r.time_us[i] / 1000);
-			printf("\n");
-			fflush(stdout);
-		}
+		if (!tc_shape_parse(&sh, shapes[k], 0, 0))
+			print_shape(shapes[k], &sh, only, mem_gib, timeout);
 	}
 	return 0;
 }

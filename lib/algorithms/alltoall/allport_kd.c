@@ -1,32 +1,58 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * allport-kd: complete exchange on an all-port k-D torus with even sides
- * (k >= 3, sides >= 4), the all-port paper's open future work (Liu et al., All-Port Tori, Sec. VI).
- * Every block gets a dimension order, chosen by its offset; the schedule has
- * k phases, and in phase i every node runs Algorithm AR (Liu et al., All-Port Tori, Sec. III) on its
- * ring of every dimension at once (the rings of different dimensions use
- * different links), each block travelling the i-th dimension of its order.
- * k * max(N)/2 steps; the target is N1*P/8 blocks (Lemma 1's
- * bound) on 4x4x4, 8x8x8, 4x4x8, 8x8x4, 4x8x12, 6x6x6 and 12x12x12: all
- * reached (test_allport checks all but 12x12x12, which takes ~10 s to build
- * and verify).
+ * allport-kd: complete exchange on an all-port k-D torus (k >= 3) of any
+ * parity, sides 2..64: the all-port paper's open future work (Liu, Gu, Bi,
+ * Tu and Dong, "Optimal All-to-All Personalized Communication in All-Port
+ * Tori", Sec. VI). Every block gets a dimension order, chosen by its offset;
+ * the schedule has k phases, and in phase i every node runs a ring exchange
+ * on its ring of every dimension at once (the rings of different dimensions
+ * use different links), each block travelling the i-th dimension of its
+ * order: Algorithm AR (Sec. III-A) on an even ring, or the one-hop relay of
+ * engine/allport.h (an odd ring always; an even ring when that fits the phase
+ * better), whose blocks may wait before they leave. k*floor(max(N)/2) steps.
  *
- * Orders: the k rotations of (0..k-1) and of its reverse (all six for k = 3).
- * By symmetry AR's per-step message sizes depend only on how many blocks each
- * node holds per ring offset (its bundles, the same on every node), so the
- * choice is a problem on the P offsets, not the P^2 blocks: kd_choose() starts
- * from orders rotating with the sum of the offset's coordinates, improves
- * them greedily, then by simulated annealing, on the lock-step cost (per
- * phase, the sum over steps of the largest message of any ring), stopping at
- * the bound; deterministic.
+ * The target is the k-D bound (Lemma 1 generalised to any parity, cost.c):
+ * dimension i of side n_i carries at least (P/n_i)*floor(n_i^2/4)/2 blocks
+ * per link, the bound is the largest; with even sides N1*P/8. Measured
+ * (critical-path transmission, the cost model's; test_kd, TC_KD_SWEEP=1 for
+ * every 3-D shape with sides 2..16 and every 4-D shape with sides 2..8 up to
+ * 4096 nodes): every even 3-D shape with sides 4..12 at the bound, as the
+ * issue asks; the other shapes at the bound or a few blocks over it (worst
+ * measured: 3-D 3x13x14, 959 for 956; 4-D 5x5x5x5, 376 for 375).
+ * Sides of 2 are rings of two nodes: AR's single step, the antipodes split
+ * over the + and - links (both lead to the same neighbour); shapes with sides
+ * of 2 reach the bound too, but for 2x2x2, where each of the three phases
+ * carries at least one block (3 for a bound of 2).
+ *
+ * The choice of orders. Orders: the k rotations of (0..k-1) and of its
+ * reverse (all six for k = 3). By symmetry a ring's per-step message sizes
+ * depend only on how many blocks each node holds per ring offset (its
+ * bundles, the same on every node), so the choice is a problem on the P
+ * offsets, not the P^2 blocks: kd_choose() starts from orders rotating with
+ * the sum of the offset's coordinates, improves them greedily (AR alone on
+ * the even rings, then with their relays too: a phase has fewer options to
+ * price without them), then by simulated annealing, on the lock-step cost (per phase, the sum over steps
+ * of the largest message of any ring; every node's steps are alike, so the
+ * cost model's critical path equals it), stopping at the bound;
+ * deterministic. Offsets o and -o always share their order: the bundles are
+ * then symmetric (as many blocks at +e as at -e), which AR needs on a ring of
+ * L = 2 mod 4 nodes to meet its bound (its steps are (b1+b3+..+bA/2, ...)
+ * with the antipodes bA split; an asymmetric bundle pays the larger side
+ * every step: 10x10x10 cost 1252 for 1250 without it).
  *
  * Shorter rings need not keep the longest ring's rhythm. Per phase and ring,
- * kd_phase_cost() also picks: the step the ring starts at (its L/2 steps
- * anywhere in the phase's max(N)/2); whether Stage 3 runs before Stage 2 (the
- * step of Stage 2 that carries only antipodes then comes last); and, when
- * L = 0 mod 4 and there is room, splitting the antipodes between both stages
- * (L/2 + 1 steps). 4x8x12 needs all three: with AR's plain rhythm the 8-ring's
- * antipodes cannot fit under the 12-ring's antipode-only step (599 for 576).
+ * kd_phase_cost() also picks, for an even ring: the step the ring starts at
+ * (its L/2 steps anywhere in the phase's floor(max(N)/2)); whether Stage 3
+ * runs before Stage 2 (the step of Stage 2 that carries only antipodes then
+ * comes last); when L = 0 mod 4 and there is room, splitting the antipodes
+ * between both stages (L/2 + 1 steps) (4x8x12 needs all three: with AR's
+ * plain rhythm the 8-ring's antipodes cannot fit under the 12-ring's
+ * antipode-only step, 599 for 576); or the relay instead of AR. The relays
+ * are placed last, against the profile of the AR rings: kd_place() gives
+ * each bundle the wait that raises the phase's cost least. AR's profile is
+ * fixed by its bundles (on 10 nodes (A, B, C, B, C), C the smallest), and a
+ * 6-ring's AR cannot fit under it (4x6x10: 323 for 300); relayed, with
+ * waits, it can.
  */
 #include <errno.h>
 #include <math.h>
@@ -35,25 +61,34 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/allport.h"
+#include "core/cost.h"
 
 #define KD_MAX_ORDERS (2 * TC_MAX_DIMS)
 #define KD_MAX_JUMPS 130 /* rings up to 254 nodes: at most 64 sub-ring jumps */
 #define KD_MAX_STEPS 128
+#define KD_STALE 8 /* greedy passes without gain (a walk on the plateau) before giving up */
+#define KD_MAX_L 64 /* sides the odd relay's waits cover (TC_AP_MAX_WAIT) */
 
 struct kd {
 	const struct tc_shape *sh;
 	int k, norders, noffs;
 	int order[KD_MAX_ORDERS][TC_MAX_DIMS];
 	uint16_t *choice; /* per offset (mixed radix of (t - o) mod N): order index */
+	int sym;	  /* offsets o and -o share their order (neg: the index of -o) */
+	int even_relays;  /* even rings may relay (else AR only) */
+	int *neg;
 	int *off;	  /* per offset: its coordinates, noffs * k */
 	/* bundles: per phase i, dimension d, ring offset e (index e mod N): blocks per node */
 	int32_t *bundle;
 	int64_t *phase_cost; /* per phase: sum over steps of the largest message */
+	uint8_t *delay;	     /* per phase, dimension, ring offset: an odd ring's wait */
 	int start[TC_MAX_DIMS][TC_MAX_DIMS]; /* per phase, dimension: first step of its ring */
 	unsigned int split[TC_MAX_DIMS]; /* per phase: rings whose antipodes are split */
 	unsigned int swap[TC_MAX_DIMS];	 /* per phase: rings that run Stage 3 first */
+	unsigned int relay[TC_MAX_DIMS]; /* per phase: rings that relay (odd ones always) */
 	/* per phase, dimension, variant (swap*2 + split): AR step sizes */
 	int64_t sz[TC_MAX_DIMS][TC_MAX_DIMS][4][KD_MAX_STEPS];
+#define KD_RELAY 4 /* the variant after AR's four: the one-hop relay */
 	uint8_t dirty[TC_MAX_DIMS][TC_MAX_DIMS];
 	int maxL;
 	/* engine callback state */
@@ -64,6 +99,19 @@ struct kd {
 static int32_t *kd_bundle(struct kd *g, int i, int d)
 {
 	return &g->bundle[((size_t)i * g->k + d) * g->maxL];
+}
+
+static uint8_t *kd_delay(struct kd *g, int i, int d)
+{
+	return &g->delay[((size_t)i * g->k + d) * g->maxL];
+}
+
+static int kd_wait(void *arg, int d, int e)
+{
+	struct kd *g = arg;
+	int n = g->sh->dims[d];
+
+	return kd_delay(g, g->phase, d)[(e + n) % n];
 }
 
 /*
@@ -148,69 +196,163 @@ static void ar_sizes(int L, const int32_t *b, int split, int swap, int64_t *out)
 }
 
 /*
+ * An odd ring's relay against the phase's profile M (per step, the largest
+ * message of the rings placed so far): the bundle of each signed offset e,
+ * longest first, waits the delay (0..H-|e|) that raises sum_t M[t] least
+ * (then hops |e| steps in a row; ties: the earliest). M takes the ring's
+ * messages; the delays go to delay[e mod L]. With every delay 0 this is the
+ * plain relay of engine/allport.h, front-loaded; the waits let a ring shorter
+ * than the phase, or one beside AR's uneven steps, fill the phase evenly.
+ */
+static void kd_place(int L, const int32_t *b, int H, int64_t *M, uint8_t *delay)
+{
+	int64_t load[2][KD_MAX_STEPS] = { { 0 } };
+
+	for (int e = L / 2; e >= 1; e--) {
+		/* an even ring's antipodes: half each way (the odd one out by node parity), one delay */
+		int tie = 2 * e == L;
+
+		for (int dir = 0; dir < 2 - tie; dir++) {
+			int idx = dir ? L - e : e, best = 0;
+			int64_t cnt = tie ? (b[idx] + 1) / 2 : b[idx], bestc = -1;
+
+			for (int w = 0; w + e <= H && cnt; w++) {
+				int64_t c = 0;
+
+				for (int t = w; t < w + e; t++) {
+					int64_t now = load[dir][t] > load[!dir][t] ? load[dir][t] : load[!dir][t];
+					int64_t then = load[dir][t] + cnt;
+
+					then = then > load[!dir][t] + tie * cnt ? then : load[!dir][t] + tie * cnt;
+					c += (then > M[t] ? then : M[t]) - (now > M[t] ? now : M[t]);
+				}
+				if (bestc < 0 || c < bestc) {
+					bestc = c;
+					best = w;
+				}
+			}
+			delay[idx] = (uint8_t)best;
+			for (int t = best; t < best + e && cnt; t++) {
+				load[dir][t] += cnt;
+				load[!dir][t] += tie * cnt;
+			}
+		}
+	}
+	for (int t = 0; t < H; t++) {
+		int64_t m = load[0][t] > load[1][t] ? load[0][t] : load[1][t];
+
+		if (m > M[t])
+			M[t] = m;
+	}
+}
+
+/* Per dimension of phase i, the AR variants it may run: (swap*2 + split) * KD_MAX_STEPS + start. */
+static int kd_options(struct kd *g, int i, int d, int H, int *opt)
+{
+	int h = g->sh->dims[d] / 2, n = 0;
+
+	if (g->sh->dims[d] % 2) { /* an odd ring: a relay placed by kd_place */
+		opt[n++] = KD_RELAY * KD_MAX_STEPS;
+		return n;
+	}
+	for (int v = 0; v < 4; v++) {
+		int sp = v & 1, len = h + sp;
+
+		if (sp && (g->sh->dims[d] % 4 || len > H))
+			continue;
+		if (g->dirty[i][d])
+			ar_sizes(g->sh->dims[d], kd_bundle(g, i, d), sp, v >> 1, g->sz[i][d][v]);
+		opt[n++] = v * KD_MAX_STEPS;
+		if (len < H)
+			opt[n++] = v * KD_MAX_STEPS + H - len;
+	}
+	if (g->even_relays)
+		opt[n++] = KD_RELAY * KD_MAX_STEPS; /* last: on a tie, AR (fewer block moves) */
+	return n;
+}
+
+/* Phase i's cost with option o[d] for every even ring, the odd rings placed after them. */
+static int64_t kd_comb_cost(struct kd *g, int i, const int *o, uint8_t *delay)
+{
+	int64_t M[KD_MAX_STEPS] = { 0 }, cost = 0;
+	int H = g->maxL / 2;
+
+	for (int d = 0; d < g->k; d++) {
+		int v = o[d] / KD_MAX_STEPS, st = o[d] % KD_MAX_STEPS;
+
+		if (v == KD_RELAY)
+			continue;
+		for (int tt = 0; tt < g->sh->dims[d] / 2 + (v & 1); tt++)
+			if (g->sz[i][d][v][tt] > M[st + tt])
+				M[st + tt] = g->sz[i][d][v][tt];
+	}
+	for (int d = 0; d < g->k; d++)
+		if (o[d] / KD_MAX_STEPS == KD_RELAY)
+			kd_place(g->sh->dims[d], kd_bundle(g, i, d), H, M, &delay[d * g->maxL]);
+	for (int t = 0; t < H; t++)
+		cost += M[t];
+	return cost;
+}
+
+/*
  * Lock-step cost of phase i from the bundles, with the best alignment of the
- * shorter rings inside the phase (a ring of L nodes takes L/2 of the phase's
- * max(N)/2 steps; it may start later so that its big first steps meet the
- * busiest ring's big steps). The alignment is kept in g->start[i].
+ * shorter even rings inside the phase (a ring of L nodes takes L/2 of the
+ * phase's floor(max(N)/2) steps; it may start later so that its big first
+ * steps meet the busiest ring's big steps), Stage 3 first or not, the
+ * antipodes split or not; the odd rings then placed by kd_place. The choice
+ * is kept in g->start[i], split[i], swap[i] and the phase's delays.
  */
 static int64_t kd_phase_cost(struct kd *g, int i)
 {
-	int H = g->maxL / 2, nopt[TC_MAX_DIMS], opt[TC_MAX_DIMS][8], ncomb = 1;
-	int64_t best = -1;
+	int H = g->maxL / 2, nopt[TC_MAX_DIMS], opt[TC_MAX_DIMS][9], ncomb = 1;
+	uint8_t *delay = kd_delay(g, i, 0), tmp[TC_MAX_DIMS * KD_MAX_L];
+	int64_t best = -1, lb = 0;
 
-	/* Options per dimension: (swap, split, start), encoded o = (swap*2 + split) * KD_MAX_STEPS + start. */
 	for (int d = 0; d < g->k; d++) {
-		int h = g->sh->dims[d] / 2;
+		const int32_t *b = kd_bundle(g, i, d);
+		int64_t hops = 0;
 
-		nopt[d] = 0;
-		for (int v = 0; v < 4; v++) {
-			int sp = v & 1, len = h + sp;
-
-			if (sp && (g->sh->dims[d] % 4 || len > H))
-				continue;
-			if (g->dirty[i][d])
-				ar_sizes(g->sh->dims[d], kd_bundle(g, i, d), sp, v >> 1, g->sz[i][d][v]);
-			opt[d][nopt[d]++] = v * KD_MAX_STEPS;
-			if (len < H)
-				opt[d][nopt[d]++] = v * KD_MAX_STEPS + H - len;
-		}
+		nopt[d] = kd_options(g, i, d, H, opt[d]);
 		g->dirty[i][d] = 0;
 		ncomb *= nopt[d];
+		/* every step costs at least the mean of a node's two links of d: a phase, half its hops */
+		for (int e = 1; e < g->sh->dims[d]; e++)
+			hops += (int64_t)b[e] * (2 * e > g->sh->dims[d] ? g->sh->dims[d] - e : e);
+		if ((hops + 1) / 2 > lb)
+			lb = (hops + 1) / 2;
 	}
-	for (int comb = 0; comb < ncomb; comb++) {
-		int64_t cost = 0;
+	for (int comb = 0; comb < ncomb && best != lb; comb++) {
 		int x = comb, o[TC_MAX_DIMS];
+		int64_t cost;
 
 		for (int d = 0; d < g->k; d++) {
 			o[d] = opt[d][x % nopt[d]];
 			x /= nopt[d];
 		}
-		for (int t = 0; t < H; t++) {
-			int64_t m = 0;
+		cost = kd_comb_cost(g, i, o, tmp);
+		if (best >= 0 && cost >= best)
+			continue;
+		best = cost;
+		memcpy(delay, tmp, (size_t)g->k * g->maxL);
+		g->split[i] = 0;
+		g->swap[i] = 0;
+		g->relay[i] = 0;
+		for (int d = 0; d < g->k; d++) {
+			int v = o[d] / KD_MAX_STEPS;
 
-			for (int d = 0; d < g->k; d++) {
-				int v = o[d] / KD_MAX_STEPS, tt = t - o[d] % KD_MAX_STEPS;
-
-				if (tt >= 0 && tt < g->sh->dims[d] / 2 + (v & 1) && g->sz[i][d][v][tt] > m)
-					m = g->sz[i][d][v][tt];
+			g->start[i][d] = o[d] % KD_MAX_STEPS;
+			if (v == KD_RELAY) {
+				g->relay[i] |= 1u << d;
+				continue;
 			}
-			cost += m;
-		}
-		if (best < 0 || cost < best) {
-			best = cost;
-			g->split[i] = 0;
-			g->swap[i] = 0;
-			for (int d = 0; d < g->k; d++) {
-				g->start[i][d] = o[d] % KD_MAX_STEPS;
-				g->split[i] |= (unsigned int)(o[d] / KD_MAX_STEPS & 1) << d;
-				g->swap[i] |= (unsigned int)(o[d] / KD_MAX_STEPS >> 1) << d;
-			}
+			g->split[i] |= (unsigned int)(v & 1) << d;
+			g->swap[i] |= (unsigned int)(v >> 1) << d;
 		}
 	}
 	return best;
 }
 
-static void kd_apply(struct kd *g, int o, int ord, int sign)
+static void kd_apply1(struct kd *g, int o, int ord, int sign)
 {
 	const int *off = &g->off[(size_t)o * g->k];
 
@@ -240,6 +382,27 @@ static int64_t kd_total(struct kd *g)
 	return t;
 }
 
+/* Offset o's order (and, symmetric, its negation's) leaves (sign -1) or joins (1) the bundles. */
+static void kd_apply(struct kd *g, int o, int ord, int sign)
+{
+	kd_apply1(g, o, ord, sign);
+	if (g->sym && g->neg[o] != o)
+		kd_apply1(g, g->neg[o], ord, sign);
+}
+
+static void kd_set(struct kd *g, int o, int ord)
+{
+	g->choice[o] = (uint16_t)ord;
+	if (g->sym)
+		g->choice[g->neg[o]] = (uint16_t)ord;
+}
+
+/* Whether offset o is one the search moves (symmetric: the smaller of o and -o). */
+static int kd_mover(const struct kd *g, int o)
+{
+	return !g->sym || g->neg[o] >= o;
+}
+
 static uint64_t kd_rand(uint64_t *x)
 {
 	*x ^= *x << 13;
@@ -267,16 +430,19 @@ static void kd_anneal(struct kd *g, int64_t bound, int64_t cur, uint64_t *rng)
 	memcpy(best, g->choice, (size_t)g->noffs * sizeof(*best));
 	for (long it = 0; it < budget && bestc > bound; it++) {
 		int o = 1 + (int)(kd_rand(rng) % (uint64_t)(g->noffs - 1));
-		int old = g->choice[o], ord = (int)(kd_rand(rng) % (uint64_t)g->norders);
+		int old, ord = (int)(kd_rand(rng) % (uint64_t)g->norders);
 		int64_t c;
 
+		if (!kd_mover(g, o))
+			o = g->neg[o];
+		old = g->choice[o];
 		if (ord == old)
 			continue;
 		kd_apply(g, o, old, -1);
 		kd_apply(g, o, ord, 1);
 		c = kd_total(g);
 		if (c <= cur || (double)(kd_rand(rng) % 1000000) / 1e6 < exp(-(double)(c - cur) / T)) {
-			g->choice[o] = (uint16_t)ord;
+			kd_set(g, o, ord);
 			cur = c;
 			if (c < bestc) {
 				bestc = c;
@@ -290,41 +456,29 @@ static void kd_anneal(struct kd *g, int64_t bound, int64_t cur, uint64_t *rng)
 	}
 	/* Restore the best and its bundles. */
 	for (int o = 1; o < g->noffs; o++)
-		kd_apply(g, o, g->choice[o], -1);
+		kd_apply1(g, o, g->choice[o], -1);
 	memcpy(g->choice, best, (size_t)g->noffs * sizeof(*best));
 	for (int o = 1; o < g->noffs; o++)
-		kd_apply(g, o, g->choice[o], 1);
+		kd_apply1(g, o, g->choice[o], 1);
 	free(best);
 }
 
 /*
- * Local search over the offsets' orders. Starts from orders rotating with the
- * sum of the offset's coordinates, then moves one offset at a time to the
- * order that lowers the lock-step cost most (random walk on plateaus), until
- * the bound is reached or a pass budget is spent.
+ * Greedy passes: each offset in turn moves to the order that lowers the
+ * lock-step cost most (a random one of the best on a tie), until the bound,
+ * a pass without gain, or 60 passes. Returns the cost.
  */
-static void kd_choose(struct kd *g, int64_t bound)
+static int64_t kd_greedy(struct kd *g, int64_t bound, int64_t cur, uint64_t *rng)
 {
-	uint64_t rng = 0x9e3779b97f4a7c15ull;
-	int64_t cur;
-
-	for (int o = 0; o < g->noffs; o++) {
-		const int *off = &g->off[(size_t)o * g->k];
-		int sum = 0;
-
-		for (int d = 0; d < g->k; d++)
-			sum += off[d];
-		g->choice[o] = (uint16_t)(sum % g->norders);
-		kd_apply(g, o, g->choice[o], 1);
-	}
-	cur = kd_total(g);
-	for (int pass = 0; pass < 60 && cur > bound; pass++) {
+	for (int pass = 0, stale = 0; pass < 60 && cur > bound && stale <= KD_STALE; pass++) {
 		int improved = 0;
 
 		for (int o = 1; o < g->noffs && cur > bound; o++) {
 			int best = g->choice[o], nbest = 1;
 			int64_t bestc = cur;
 
+			if (!kd_mover(g, o))
+				continue;
 			kd_apply(g, o, g->choice[o], -1);
 			for (int ord = 0; ord < g->norders; ord++) {
 				int64_t c;
@@ -338,21 +492,64 @@ static void kd_choose(struct kd *g, int64_t bound)
 					bestc = c;
 					best = ord;
 					nbest = 1;
-				} else if (c == bestc && !(kd_rand(&rng) % ++nbest)) {
+				} else if (c == bestc && !(kd_rand(rng) % ++nbest)) {
 					best = ord;
 				}
 			}
 			if (bestc < cur)
 				improved = 1;
-			g->choice[o] = (uint16_t)best;
+			kd_set(g, o, best);
 			kd_apply(g, o, best, 1);
 			cur = bestc;
 		}
-		if (!improved)
-			break;
+		stale = improved ? 0 : stale + 1;
+	}
+	return cur;
+}
+
+/*
+ * The orders. Offsets o and -o share one (g->neg: the index of -o). Start:
+ * orders rotating with the sum of the offset's coordinates; then greedy
+ * passes with AR alone on the even rings (cheap: few options a phase), then,
+ * short of the bound, with the relay allowed on them too, then annealing.
+ */
+static void kd_choose(struct kd *g, int64_t bound)
+{
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	int64_t cur;
+
+	g->neg = malloc((size_t)g->noffs * sizeof(*g->neg));
+	g->sym = g->neg != NULL;
+	for (int o = 0; g->neg && o < g->noffs; o++) {
+		int idx = 0;
+
+		for (int d = 0; d < g->k; d++)
+			idx = idx * g->sh->dims[d] + (g->sh->dims[d] - g->off[(size_t)o * g->k + d]) % g->sh->dims[d];
+		g->neg[o] = idx;
+	}
+	for (int o = 0; o < g->noffs; o++) {
+		const int *off = &g->off[(size_t)o * g->k];
+		int sum = 0;
+
+		for (int d = 0; d < g->k; d++)
+			sum += off[d];
+		g->choice[o] = (uint16_t)(sum % g->norders);
+		if (!kd_mover(g, o))
+			g->choice[o] = g->choice[g->neg[o]];
+		kd_apply1(g, o, g->choice[o], 1);
+	}
+	g->even_relays = 0;
+	cur = kd_greedy(g, bound, kd_total(g), &rng);
+	if (cur > bound) {
+		g->even_relays = 1;
+		memset(g->dirty, 1, sizeof(g->dirty));
+		cur = kd_greedy(g, bound, kd_total(g), &rng);
 	}
 	if (cur > bound)
 		kd_anneal(g, bound, cur, &rng);
+	free(g->neg);
+	g->neg = NULL;
+	g->sym = 0;
 }
 
 static int kd_dim(void *arg, int node, int32_t a, int32_t b)
@@ -388,8 +585,8 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EOPNOTSUPP;
 	}
 	for (int d = 0; d < shape->ndims; d++) {
-		if (shape->dims[d] % 2 || shape->dims[d] < 4) {
-			*why = "allport-kd: every side must be even and at least 4; use pad";
+		if (shape->dims[d] < 2 || shape->dims[d] > KD_MAX_L) {
+			*why = "allport-kd: every side must be 2..64";
 			return -EOPNOTSUPP;
 		}
 		if (shape->dims[d] > g.maxL)
@@ -408,15 +605,16 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	g.off = malloc((size_t)g.noffs * g.k * sizeof(*g.off));
 	g.bundle = calloc((size_t)g.k * g.k * g.maxL, sizeof(*g.bundle));
 	g.phase_cost = calloc(g.k, sizeof(*g.phase_cost));
-	if (!g.choice || !g.off || !g.bundle || !g.phase_cost)
+	g.delay = calloc((size_t)g.k * g.k * g.maxL, sizeof(*g.delay));
+	if (!g.choice || !g.off || !g.bundle || !g.phase_cost || !g.delay)
 		goto out;
 	for (int o = 0; o < g.noffs; o++)
 		tc_shape_coords(shape, o, &g.off[(size_t)o * g.k]);
-	bound = (int64_t)g.maxL * shape->nodes / 8;
+	bound = (int64_t)tc_lower_bound_blocks(shape, TC_COLL_ALLTOALL);
 	kd_choose(&g, bound);
 	kd_total(&g); /* g.start for the chosen orders */
 	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "allport-kd",
-			 "Liu et al., All-Port Tori, Sec. III (AR) per dimension, k phases (Liu et al., All-Port Tori, Sec. VI: future work)",
+			 "Liu et al., All-Port Tori, Sec. III (AR) or one-hop relays per dimension, k phases (Liu et al., All-Port Tori, Sec. VI: future work)",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	if (!s)
 		goto out;
@@ -426,12 +624,16 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	if (err)
 		goto out;
 	g.ap = &ap;
+	ap.wait = kd_wait;
+	ap.wait_ctx = &g;
 	for (int o = 0; o < shape->nodes && !err; o++)
 		for (int t = 0; t < shape->nodes && !err; t++)
 			if (t != o)
 				err = tc_ap_hold(&ap, o, o, t);
-	for (g.phase = 0; g.phase < g.k && err >= 0; g.phase++)
+	for (g.phase = 0; g.phase < g.k && err >= 0; g.phase++) {
+		ap.relay = g.relay[g.phase];
 		err = tc_ap_phase(&ap, stride, g.start[g.phase], g.split[g.phase], g.swap[g.phase], kd_dim, &g);
+	}
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);
@@ -440,12 +642,13 @@ out:
 	free(g.off);
 	free(g.bundle);
 	free(g.phase_cost);
+	free(g.delay);
 	return tc_sched_done(s, err, out, why, "allport-kd: internal error building the schedule");
 }
 
 const struct tc_algo tc_algo_allport_kd = {
 	.name = "allport-kd",
 	.coll = TC_COLL_ALLTOALL,
-	.summary = "all-port k-D torus, even sides: AR on every dimension's rings at once, k phases, orders by offset",
+	.summary = "all-port k-D torus, any parity: AR or one-hop relays on every dimension's rings at once, k phases, orders by offset",
 	.build = build,
 };

@@ -96,6 +96,10 @@ void tc_ap_free(struct tc_ap *ap)
 	if (ap->work)
 		for (size_t i = 0; i < (size_t)ap->nodes * ap->ndims * TC_AP_NLISTS; i++)
 			free(ap->work[i].v);
+	if (ap->waitq)
+		for (size_t i = 0; i < (size_t)ap->nodes * ap->ndims * TC_AP_MAX_WAIT; i++)
+			free(ap->waitq[i].v);
+	free(ap->waitq);
 	free(ap->out[0].v);
 	free(ap->out[1].v);
 	free(ap->coords);
@@ -168,6 +172,9 @@ struct ap_phase {
 	int first[TC_MAX_DIMS]; /* step the dimension starts in */
 	int len[TC_MAX_DIMS];	/* its steps */
 	int n2[TC_MAX_DIMS];	/* steps of its first relay stage */
+	int end[TC_MAX_DIMS];	/* relays: the last arrival (wait + |e|) */
+	unsigned int relay;	/* dimensions that relay one hop a step: odd rings and ap->relay */
+	int ties[TC_MAX_DIMS];	/* relays: the node's antipodes filed so far */
 };
 
 /* Check the arguments and lay out every dimension's steps; the phase's steps or -EINVAL. */
@@ -180,12 +187,15 @@ static int ap_phase_setup(const struct tc_ap *ap, struct ap_phase *ph, const int
 		ph->L[d] = 0;
 		if (!stride[d])
 			continue;
-		if (stride[d] < 0 || ap->sh->dims[d] % stride[d] || (ap->sh->dims[d] / stride[d]) % 2 ||
+		if (stride[d] < 0 || ap->sh->dims[d] % stride[d] || ap->sh->dims[d] / stride[d] < 2 ||
 		    !(ap->sh->wrap_mask & (1u << d)))
 			return -EINVAL;
 		ph->L[d] = ap->sh->dims[d] / stride[d];
 		ph->first[d] = start ? start[d] : 0;
-		if (ph->first[d] < 0 || ((ph->split >> d) & 1 && ph->L[d] % 4))
+		if (ph->L[d] % 2)
+			ph->relay |= 1u << d;
+		if (ph->first[d] < 0 || ((ph->split >> d) & 1 && ph->L[d] % 4) ||
+		    ((ph->relay >> d) & 1 && ((ph->split | ph->swap) >> d) & 1))
 			return -EINVAL;
 		/* split ties: Stage 3 carries half the antipodes, one step more */
 		ph->len[d] = ph->L[d] / 2 + ((ph->split >> d) & 1);
@@ -197,8 +207,53 @@ static int ap_phase_setup(const struct tc_ap *ap, struct ap_phase *ph, const int
 	return steps;
 }
 
+/*
+ * A relayed block: to its direction's list, or to wait (ap->wait) before it
+ * leaves. An even ring's antipodes alternate between the directions, the
+ * first one + on an even node and - on an odd one.
+ */
+static int ap_file_relay(struct tc_ap *ap, struct ap_phase *ph, int n, int d, const struct tc_ap_item *it, int e)
+{
+	int w;
+
+	if (2 * e == ph->L[d] && ((ph->ties[d]++ & 1) ^ ap_parity(ap, n, d, ph->stride[d])))
+		e = -e;
+	w = ap->wait ? ap->wait(ap->wait_ctx, d, e) : 0;
+
+	if (w < 0 || w >= TC_AP_MAX_WAIT)
+		return -EINVAL;
+	if (w + abs(e) > ph->end[d])
+		ph->end[d] = w + abs(e);
+	if (!w)
+		return vec_push(ap_list(ap, n, d, e > 0 ? AP_PRI : AP_SEC), it->a, it->b, e);
+	if (!ap->waitq) {
+		ap->waitq = calloc((size_t)ap->nodes * ap->ndims * TC_AP_MAX_WAIT, sizeof(*ap->waitq));
+		if (!ap->waitq)
+			return -ENOMEM;
+	}
+	return vec_push(&ap->waitq[((size_t)n * ap->ndims + d) * TC_AP_MAX_WAIT + w], it->a, it->b, e);
+}
+
+/* Blocks of node n whose wait on relay d ends at its step tt join it. */
+static int ap_depart(struct tc_ap *ap, int n, int d, int tt)
+{
+	struct tc_ap_vec *q;
+
+	if (!ap->waitq || tt >= TC_AP_MAX_WAIT)
+		return 0;
+	q = &ap->waitq[((size_t)n * ap->ndims + d) * TC_AP_MAX_WAIT + tt];
+	for (uint32_t i = 0; i < q->n; i++) {
+		int err = vec_push(ap_list(ap, n, d, q->v[i].e > 0 ? AP_PRI : AP_SEC), q->v[i].a, q->v[i].b, q->v[i].e);
+
+		if (err)
+			return err;
+	}
+	vec_release(q);
+	return 0;
+}
+
 /* File one held block of node n: into dimension d's Stage 1 list, or kept (-1: stays). */
-static int ap_phase_file(struct tc_ap *ap, const struct ap_phase *ph, int n, int d, const struct tc_ap_item *it)
+static int ap_phase_file(struct tc_ap *ap, struct ap_phase *ph, int n, int d, const struct tc_ap_item *it)
 {
 	const int nd = ap->ndims;
 	int cur, to, diff, e;
@@ -214,6 +269,9 @@ static int ap_phase_file(struct tc_ap *ap, const struct ap_phase *ph, int n, int
 		e = diff / ph->stride[d];
 		if (2 * e > ph->L[d])
 			e -= ph->L[d];
+		/* a relay hops from its first step: straight to its direction's list (or waits) */
+		if (e && (ph->relay >> d) & 1)
+			return ap_file_relay(ap, ph, n, d, it, e);
 		if (e)
 			return vec_push(ap_list(ap, n, d, AP_S1), it->a, it->b, e);
 	}
@@ -221,11 +279,12 @@ static int ap_phase_file(struct tc_ap *ap, const struct ap_phase *ph, int n, int
 }
 
 /* Sort what every node holds into Stage 1 lists (or keep it). */
-static int ap_phase_sort(struct tc_ap *ap, const struct ap_phase *ph, tc_ap_dim_fn fn, void *ctx)
+static int ap_phase_sort(struct tc_ap *ap, struct ap_phase *ph, tc_ap_dim_fn fn, void *ctx)
 {
 	for (int n = 0; n < ap->nodes; n++) {
 		struct tc_ap_vec *h = &ap->hold[n];
 
+		memset(ph->ties, 0, sizeof(ph->ties));
 		for (uint32_t i = 0; i < h->n; i++) {
 			int err = ap_phase_file(ap, ph, n, fn(ctx, n, h->v[i].a, h->v[i].b), &h->v[i]);
 
@@ -286,7 +345,10 @@ static int ap_phase_step(struct tc_ap *ap, const struct ap_phase *ph, int t)
 				continue;
 			par = ap_parity(ap, n, d, g);
 			prim = par ? -1 : 1;
-			if (tt == 0) /* Stage 1 */
+			if ((ph->relay >> d) & 1) /* relay: one hop each way; - arrivals wait in AP_S1 */
+				err = ap_depart(ap, n, d, tt) ?: ap_emit(ap, n, d, g, 1, ap_list(ap, n, d, AP_PRI), AP_INC) ?:
+				      ap_emit(ap, n, d, g, -1, ap_list(ap, n, d, AP_SEC), AP_S1);
+			else if (tt == 0) /* Stage 1 */
 				err = ap_stage1(ap, ph, n, d, par, prim);
 			else if (ap_in_first_relay(ph, d, tt)) /* Stage 2: primary direction, arrivals wait in AP_INC */
 				err = ap_emit(ap, n, d, g, 2 * prim, ap_list(ap, n, d, AP_PRI), AP_INC);
@@ -299,21 +361,32 @@ static int ap_phase_step(struct tc_ap *ap, const struct ap_phase *ph, int t)
 	return 0;
 }
 
+static void ap_swap_lists(struct tc_ap_vec *x, struct tc_ap_vec *y)
+{
+	struct tc_ap_vec tmp = *x;
+
+	*x = *y;
+	*y = tmp;
+}
+
 /* Arrivals of a relay step are sent in the next one. */
 static void ap_phase_rotate(struct tc_ap *ap, const struct ap_phase *ph, int t)
 {
 	for (int n = 0; n < ap->nodes; n++) {
 		for (int d = 0; d < ap->ndims; d++) {
-			struct tc_ap_vec tmp, *act, *inc;
 			int tt = t - ph->first[d];
 
-			if (!ph->stride[d] || tt < 1 || tt >= ph->len[d])
+			if (!ph->stride[d] || tt < 0 || tt >= ph->len[d])
 				continue;
-			act = ap_list(ap, n, d, ap_in_first_relay(ph, d, tt) ? AP_PRI : AP_SEC);
-			inc = ap_list(ap, n, d, AP_INC);
-			tmp = *act;
-			*act = *inc;
-			*inc = tmp;
+			if ((ph->relay >> d) & 1) {
+				ap_swap_lists(ap_list(ap, n, d, AP_PRI), ap_list(ap, n, d, AP_INC));
+				ap_swap_lists(ap_list(ap, n, d, AP_SEC), ap_list(ap, n, d, AP_S1));
+				continue;
+			}
+			if (tt < 1)
+				continue;
+			ap_swap_lists(ap_list(ap, n, d, ap_in_first_relay(ph, d, tt) ? AP_PRI : AP_SEC),
+				      ap_list(ap, n, d, AP_INC));
 		}
 	}
 }
@@ -321,12 +394,20 @@ static void ap_phase_rotate(struct tc_ap *ap, const struct ap_phase *ph, int t)
 int tc_ap_phase(struct tc_ap *ap, const int *stride, const int *start, unsigned int split, unsigned int swap,
 		 tc_ap_dim_fn fn, void *ctx)
 {
-	struct ap_phase ph = { .stride = stride, .split = split, .swap = swap };
+	struct ap_phase ph = { .stride = stride, .split = split, .swap = swap, .relay = ap->relay };
 	int steps = ap_phase_setup(ap, &ph, start), err;
 
 	if (steps < 0)
 		return steps;
 	err = ap_phase_sort(ap, &ph, fn, ctx);
+	/* relays with waits stretch to their last arrival */
+	for (int d = 0; d < ap->ndims; d++) {
+		if (!ph.L[d] || !((ph.relay >> d) & 1) || ph.end[d] <= ph.len[d])
+			continue;
+		ph.len[d] = ph.end[d];
+		if (ph.first[d] + ph.len[d] > steps)
+			steps = ph.first[d] + ph.len[d];
+	}
 	for (int t = 0; !err && t < steps; t++) {
 		err = ap_phase_step(ap, &ph, t);
 		if (!err)

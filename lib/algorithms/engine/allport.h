@@ -9,7 +9,8 @@
  * dimension, all dimensions in the same steps. A ring may be logical: with
  * stride g the ring of dimension d is the nodes whose coordinate d is
  * congruent mod g (AT2's rows and columns of one group, g = 2); its length is
- * L = dims[d] / g, which must be even.
+ * L = dims[d] / g, which must be even for AR (an odd ring relays one hop a
+ * step, below).
  *
  * AR on a (logical) ring of L nodes, a block at logical offset e from its
  * target (shortest, |e| <= L/2):
@@ -29,6 +30,17 @@
  * receiver's primary direction. Every link is then used by one message per
  * step (even sub-ring + links, odd sub-ring - links, and the reverse), and the
  * messages of one step of one node have equal size on every node class.
+ *
+ * An odd ring (L odd: no antipode, no parity) is a one-hop relay: in each of
+ * its (L-1)/2 steps every node sends, one logical hop each way, everything it
+ * holds for that direction (its own blocks and those it received the step
+ * before). The + links of step t carry the blocks with offset e > t, so the
+ * ring carries sum_e |e| b(e) / 2 over its steps, the bound for a ring,
+ * (L^2 - 1)/8 for one block per offset. An even ring may relay too (the
+ * caller's relay mask): its antipodes alternate between the two directions,
+ * the first + on an even node and - on an odd one. A relay's blocks may wait
+ * before they leave (the caller's wait function), which shapes its steps'
+ * sizes to fit beside the other rings of the phase.
  */
 #ifndef TC_ALLTOALL_ALLPORT_H
 #define TC_ALLTOALL_ALLPORT_H
@@ -49,6 +61,15 @@ struct tc_ap_item {
 };
 #define TC_AP_MAX_NODES (1 << 23)
 
+/*
+ * On a relay, how many steps (0..TC_AP_MAX_WAIT-1) the blocks at logical
+ * offset e (signed; an even ring's antipodes as +L/2 and -L/2) of dimension
+ * d wait before they leave; they then hop every step. The ring's steps
+ * stretch to the last arrival.
+ */
+typedef int (*tc_ap_wait_fn)(void *ctx, int d, int e);
+#define TC_AP_MAX_WAIT 32
+
 struct tc_ap_vec {
 	struct tc_ap_item *v;
 	uint32_t n, cap;
@@ -63,6 +84,12 @@ struct tc_ap {
 	struct tc_ap_vec *next; /* per node: hold being built by the running phase */
 	struct tc_ap_vec *work; /* per node and dimension: TC_AP_NLISTS lists */
 	struct tc_ap_vec out[2];
+	/* even rings (bit d) that run the one-hop relay instead of AR; set by the caller */
+	unsigned int relay;
+	/* relays: when a block leaves (NULL: all at once); set by the caller */
+	tc_ap_wait_fn wait;
+	void *wait_ctx;
+	struct tc_ap_vec *waitq; /* per node, dimension and delay; allocated on first use */
 };
 
 /* Which dimension (0..ndims-1) block {a, b} held by node travels in this
@@ -91,7 +118,8 @@ int tc_ap_init(struct tc_ap *ap, struct tc_sched *s);
 /* Node holds block {a, b}. */
 int tc_ap_hold(struct tc_ap *ap, int node, int32_t a, int32_t b);
 /* One phase: stride[d] > 0 for the dimensions that run AR (L = dims/stride
- * even), 0 for the others; the ring of dimension d runs its L/2 steps from
+ * even) or the odd relay (L odd, no split or swap), 0 for the others; the
+ * ring of dimension d runs its floor(L/2) steps from
  * the phase's step start[d] (start NULL: all from the first). Bit d of split
  * (L = 0 mod 4 only): the antipodes alternate between the primary and the
  * secondary direction, and Stage 3 takes one step more (L/2 + 1 in all).
