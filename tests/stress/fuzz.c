@@ -106,6 +106,7 @@ struct fz_fd {
 	int fab;	/* index into fz_fabrics */
 	uint32_t node;
 	uint32_t keys[FZ_MAX_KEYS];	/* registrations of this file (0: none) */
+	uint64_t keylen[FZ_MAX_KEYS];	/* their lengths */
 };
 
 struct fz_map {
@@ -420,14 +421,28 @@ static uint64_t fz_gen_segs(uint32_t nsegs, uint64_t msize, int *bad)
 	return fz_user_buf(segs, n * sizeof(segs[0]), bad, (FZ_ARENA_PAGES / 2) * fz_page);
 }
 
-/* A key of @nf's registrations, TORUS_KEY_MATRIX, or one that names nothing. */
+/*
+ * A key of @nf's registrations (*@len its length), TORUS_KEY_MATRIX or one
+ * that names nothing (*@len 0).
+ */
+static uint32_t fz_pick_key_len(const struct fz_fd *nf, uint64_t *len)
+{
+	int i = fz_below(FZ_MAX_KEYS);
+	uint32_t k = nf ? nf->keys[i] : 0;
+
+	*len = 0;
+	if (k && fz_chance(80)) {
+		*len = nf->keylen[i];
+		return k;
+	}
+	return fz_chance(50) ? TORUS_KEY_MATRIX : fz_u32_edge();
+}
+
 static uint32_t fz_pick_key(const struct fz_fd *nf)
 {
-	uint32_t k = nf ? nf->keys[fz_below(FZ_MAX_KEYS)] : 0;
+	uint64_t len;
 
-	if (k && fz_chance(80))
-		return k;
-	return fz_chance(50) ? TORUS_KEY_MATRIX : fz_u32_edge();
+	return fz_pick_key_len(nf, &len);
 }
 
 /* A keyed (struct torus_sge) list: registrations of @nf and the matrix. */
@@ -438,12 +453,16 @@ static uint64_t fz_gen_sges(uint32_t nsegs, uint64_t msize, const struct fz_fd *
 
 	memset(sg, 0, sizeof(sg));
 	for (i = 0; i < n; i++) {
-		uint64_t len = 1 + fz_below(fz_chance(90) ? 256 : 3 * fz_page);
+		uint64_t len = 1 + fz_below(fz_chance(90) ? 256 : 3 * fz_page), klen;
 
-		sg[i].key = fz_pick_key(nf);
+		sg[i].key = fz_pick_key_len(nf, &klen);
+		if (klen && len > klen)
+			len = 1 + fz_below(klen);
 		sg[i].length = len;
-		sg[i].offset = sg[i].key == TORUS_KEY_MATRIX && len <= msize ? fz_below(msize - len + 1) :
-			       fz_below(2 * fz_page);
+		if (sg[i].key == TORUS_KEY_MATRIX)
+			sg[i].offset = len <= msize ? fz_below(msize - len + 1) : 0;
+		else
+			sg[i].offset = klen ? fz_below(klen - len + 1) : fz_below(2 * fz_page);
 		if (fz_chance(4)) {
 			switch (fz_below(4)) {
 			case 0: sg[i].length = 0; break;
@@ -575,7 +594,7 @@ static int fz_vfs_type(unsigned int type)
  * Remember a new key of @nf; with every slot taken, deregister the one it
  * replaces (one a queued descriptor still holds stays until the close).
  */
-static void fz_track_key(struct fz_fd *nf, uint32_t key)
+static void fz_track_key(struct fz_fd *nf, uint32_t key, uint64_t len)
 {
 	int k = fz_below(FZ_MAX_KEYS);
 
@@ -590,6 +609,7 @@ static void fz_track_key(struct fz_fd *nf, uint32_t key)
 				strerror(errno));
 	}
 	nf->keys[k] = key;
+	nf->keylen[k] = len;
 }
 
 static void fz_ioctl(void)
@@ -977,7 +997,7 @@ static void fz_ioctl(void)
 		fz_resync(0);
 	if (ci == FZ_MR_REG && !err && nf) {
 		fz_mr_made++;
-		fz_track_key(nf, ((struct torus_mr_reg *)uarg)->key);
+		fz_track_key(nf, ((struct torus_mr_reg *)uarg)->key, a.mr.length);
 	}
 	if (ci == FZ_MR_DEREG && !err)
 		fz_mr_gone++;
