@@ -427,8 +427,15 @@ static uint64_t fz_gen_segs(uint32_t nsegs, uint64_t msize, int *bad)
  */
 static uint32_t fz_pick_key_len(const struct fz_fd *nf, uint64_t *len)
 {
-	int i = fz_below(FZ_MAX_KEYS);
-	uint32_t k = nf ? nf->keys[i] : 0;
+	int idx[FZ_MAX_KEYS], n = 0, i = 0;
+	uint32_t k;
+
+	for (int j = 0; nf && j < FZ_MAX_KEYS; j++)
+		if (nf->keys[j])
+			idx[n++] = j;
+	if (n)
+		i = idx[fz_below(n)];
+	k = n ? nf->keys[i] : 0;
 
 	*len = 0;
 	if (k && fz_chance(80)) {
