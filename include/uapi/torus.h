@@ -119,10 +119,14 @@
  *   process's exit (which closes it), and in any case until every
  *   descriptor using them completed: munmap, or exit, with messages in
  *   flight is safe (the engine keeps copying to or from the pinned pages,
- *   which are freed after). MR_DEREG with descriptors in flight is EBUSY.
+ *   which are freed after; descriptors still queued at the close are
+ *   cancelled, -ECANCELED). MR_DEREG with descriptors in flight is EBUSY.
  *   A registration is a snapshot of the mapping at MR_REG time: a later
- *   munmap/mmap of the range is not seen. A range registered read-only that
- *   was never written may pin the shared zero page: write it first.
+ *   munmap/mmap of the range is not seen. A read-only registration of
+ *   private memory breaks its copy-on-write sharing at MR_REG (as RDMA
+ *   registration does), so the process's later writes are what is sent,
+ *   even for memory never written before; a read-only shared mapping is
+ *   pinned as it is.
  *   fork(): the child inherits the file but not the keys (its POSTs and
  *   MR_DEREGs with them are ENOENT). Pinned anonymous pages are not shared
  *   copy-on-write: the child gets its own copy of them at fork, the parent
@@ -162,7 +166,10 @@
  *               the messages waiting in its FIFOs.
  *   -ECANCELED  a descriptor still queued at its node's last close. Its entry
  *               goes with the file, so no CQ shows it; the node's errors
- *               counter (COUNTERS on the ctl device) does.
+ *               counter (COUNTERS on the ctl device) does. Also a queued
+ *               descriptor naming a registration of a file that is closed
+ *               while other files keep the node open: that entry does reach
+ *               the node's CQ.
  *   A send dropped by TORUS_FAULT_DROP completes with 0 and delivers nothing.
  *   (-EHOSTUNREACH is never a status: every route is checked at post, and one
  *   that leaves a mesh is EINVAL there.)

@@ -41,7 +41,7 @@ debug-kernel:
 # library), then the kmemleak scan. test_fabric and the collectives over the
 # device run in the stock-kernel guest suite; `make check-debug` runs the
 # whole guest suite on the debug kernel.
-DEBUG_CHECK_PROGS := $(addprefix $(O)/tests/vm/,test_abi test_traffic test_unload fuzz stress faults)
+DEBUG_CHECK_PROGS := $(addprefix $(O)/tests/vm/,test_abi test_traffic test_mr test_unload fuzz stress faults)
 
 check-debug-warm:
 	@if utils/torus-kbuild --check; then \
