@@ -18,7 +18,7 @@
 
 #define TC_DEFAULT_TIMEOUT_MS 10000
 /* Blocks from this size up run zero copy on a transport that registers memory (umem.c). */
-#define TC_ZCOPY_MIN_DEFAULT 4096
+#define TC_ZCOPY_MIN_DEFAULT 1024
 /* Plans kept per communicator (one per schedule and block size). */
 #define TC_PLAN_CACHE 8
 

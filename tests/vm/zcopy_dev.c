@@ -329,7 +329,7 @@ static int node_main(tc_comm_t *comm, void *arg)
 	do_allgather(&n, "ring", 4099, 3, 0, 1);
 	do_allgather(&n, "bruck", 65536, 0, 0, 1);
 	do_allgather(&n, "auto", 4096, 0, 1, 1);
-	do_allgather(&n, "auto", 100, 0, 0, 0);
+	do_allgather(&n, "auto", 100, 0, 0, 0); /* under TC_ZCOPY_MIN: staged */
 	do_alltoallv(&n);
 	do_allgatherv(&n, 0);
 	do_allgatherv(&n, 1);
