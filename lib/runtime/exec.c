@@ -2,10 +2,12 @@
 /*
  * The schedule executor: runs alltoall and allgather for the calling node on
  * its transport. It picks the algorithm (forced or auto: select/), gets the
- * node's plan (runtime/plan.c), copies the send buffer in, runs every step
- * through the one step runner (runtime/step.c) and copies the result out.
- * Running a plan allocates nothing: copy in, per step one post and one wait,
- * copy out.
+ * node's plan (runtime/plan.c) and runs every step through the one step
+ * runner (runtime/step.c): zero copy from and into the caller's buffers,
+ * registered for the call (runtime/umem.c), or staged: the send buffer
+ * copied into the transport buffer and the result out. Running a plan
+ * allocates nothing per step (a plan's zero-copy transfer list is built on
+ * its first zero-copy call).
  */
 #include <errno.h>
 #include <pthread.h>
