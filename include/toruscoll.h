@@ -148,6 +148,10 @@ enum tc_coll_id {
  * @runner_up: (added) the library's choice: the second-cheapest candidate
  *	("" if there was none, or the forced algorithm ran)
  * @runner_up_us: (added) its predicted time (0 if none)
+ * @zero_copy: (added) 1: the call ran from and into the caller's buffers,
+ *	registered with the transport for the call (the device with memory
+ *	registration, blocks of at least TC_ZCOPY_MIN bytes); 0: it copied the
+ *	send data into the transport buffer and the result out
  *
  * A caller passing a smaller @size (an older struct) gets the fields that fit.
  * Returns 0, -ENODATA before the first call of that collective, -EINVAL.
@@ -163,6 +167,7 @@ struct tc_coll_info {
 	double predicted_us;
 	char runner_up[32];
 	double runner_up_us;
+	uint32_t zero_copy;
 };
 int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_info *info);
 

@@ -5,7 +5,9 @@
  * reaps entries (advancing the node's virtual clock) and poll()/epoll report
  * readiness.
  */
+#include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/sched/signal.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -126,6 +128,61 @@ static u32 torus_cq_ready(struct torus_cq *cq)
 	return READ_ONCE(cq->count);
 }
 
+/* A CQ_WAIT sleeper: woken only once its cq holds @min ready entries. */
+struct torus_cq_waiter {
+	struct wait_queue_entry wqe;
+	struct torus_cq *cq;
+	u32 min;
+};
+
+/*
+ * Wake function of a CQ_WAIT sleeper, called under cq->wq's lock for every
+ * wake_up() (each completion, an unreserve). Completions arriving one by one
+ * do not wake the sleeper each time: only the one that makes @min ready does
+ * (as io_uring's io_wake_function). poll() and close-drain waiters on the
+ * same queue keep the default wake function.
+ */
+static int torus_cq_wake(struct wait_queue_entry *wqe, unsigned int mode, int sync, void *key)
+{
+	struct torus_cq_waiter *w = container_of(wqe, struct torus_cq_waiter, wqe);
+
+	if (READ_ONCE(w->cq->count) < w->min)
+		return 0;
+	return autoremove_wake_function(wqe, mode, sync, key);
+}
+
+/*
+ * Sleep until @min entries are ready, a signal (-EINTR) or @timeout_ns
+ * (U64_MAX: none) passed (0 returned; the caller counts what is ready).
+ */
+static int torus_cq_sleep(struct torus_cq *cq, u32 min, u64 timeout_ns)
+{
+	struct torus_cq_waiter w = { .cq = cq, .min = min };
+	ktime_t expires = 0;
+	int ret = 0;
+
+	if (timeout_ns != U64_MAX)
+		expires = ktime_add_safe(ktime_get(), ns_to_ktime(min_t(u64, timeout_ns, KTIME_MAX)));
+	init_waitqueue_func_entry(&w.wqe, torus_cq_wake);
+	w.wqe.private = current;
+	INIT_LIST_HEAD(&w.wqe.entry);	/* not queued yet: prepare_to_wait() adds it */
+	for (;;) {
+		prepare_to_wait(&cq->wq, &w.wqe, TASK_INTERRUPTIBLE);
+		if (torus_cq_ready(cq) >= min)
+			break;
+		if (signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		if (timeout_ns == U64_MAX)
+			schedule();
+		else if (!schedule_hrtimeout(&expires, HRTIMER_MODE_ABS))
+			break;	/* timed out */
+	}
+	finish_wait(&cq->wq, &w.wqe);
+	return ret;
+}
+
 int torus_cq_wait(struct torus_node *n, struct torus_cq_wait *w)
 {
 	struct torus_cqe buf[TORUS_CQ_REAP_CHUNK];
@@ -133,22 +190,14 @@ int torus_cq_wait(struct torus_node *n, struct torus_cq_wait *w)
 	u8 __user *out = u64_to_user_ptr(w->entries);
 	u32 got = 0, done, k, i;
 	bool fault = false;
-	long r;
 	int ret = 0;
 
 	if (w->entry_size < sizeof(struct torus_cqe) || w->min_entries > w->max_entries ||
 	    w->min_entries > cq->depth)
 		return -EINVAL;
-	if (w->min_entries && w->timeout_ns && torus_cq_ready(cq) < w->min_entries) {
-		if (w->timeout_ns == U64_MAX)
-			r = wait_event_interruptible(cq->wq, torus_cq_ready(cq) >= w->min_entries);
-		else
-			r = wait_event_interruptible_hrtimeout(cq->wq,
-				torus_cq_ready(cq) >= w->min_entries,
-				ns_to_ktime(min_t(u64, w->timeout_ns, KTIME_MAX)));
-		if (r == -ERESTARTSYS)
-			ret = -EINTR;
-	}
+	/* already ready (a step whose messages all completed in its POST): no sleep */
+	if (w->min_entries && w->timeout_ns && torus_cq_ready(cq) < w->min_entries)
+		ret = torus_cq_sleep(cq, w->min_entries, w->timeout_ns);
 	/*
 	 * Entries are copied out before they leave the ring, so a bad pointer
 	 * loses nothing: EFAULT if the first chunk faults, else the count so far.

@@ -93,7 +93,7 @@ struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kde
 void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct torus_fifo_msg *msg,
 			struct torus_kdesc *r)
 {
-	struct torus_seg flat = { .offset = 0, .length = msg->len };
+	struct torus_kseg flat = { .mr = NULL, .offset = 0, .length = msg->len };
 	int status = r->len == msg->len ? 0 : -EMSGSIZE;
 
 	if (!status)
@@ -114,7 +114,7 @@ static bool torus_engine_step(struct torus_engine *eng)
 	struct torus_fabric *f = src->fab;
 	struct torus_kdesc *d, *r, *late = NULL;
 	struct torus_fifo_msg *msg = NULL;
-	struct torus_seg flat;
+	struct torus_kseg flat = { .mr = NULL };
 	struct torus_node *dst;
 	struct torus_port *rp;
 	struct torus_link *l;
@@ -327,6 +327,28 @@ void torus_node_quiesce(struct torus_node *n)
 	list_for_each_entry_safe(msg, mtmp, &dead_msgs, list)
 		kvfree(msg);
 	torus_cq_drain(n);
+}
+
+/*
+ * Release of @tf (a file of a node that may stay open through other files):
+ * the descriptors it posted that name its registrations and are still
+ * queued complete with -ECANCELED (into the node's CQ while it is open), so
+ * no queued descriptor keeps a closed file's memory pinned. Ones an engine
+ * already claimed finish their copy and drop their holds as they complete.
+ */
+void torus_file_cancel(struct torus_file *tf)
+{
+	struct torus_node *n = tf->node;
+	struct torus_fabric *f = n->fab;
+	struct torus_kdesc *d;
+	LIST_HEAD(dead);
+
+	spin_lock(&f->lock);
+	__torus_unqueue_file_mrs(n, tf, &dead);
+	list_for_each_entry(d, &dead, list)
+		__torus_complete(d, -ECANCELED, 0, d->dst, d->tag, d->clock_ns, d->clock_ns);
+	spin_unlock(&f->lock);
+	torus_kdesc_free_list(&dead);
 }
 
 /* Fabric release: free every parked message. */

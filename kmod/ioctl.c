@@ -24,9 +24,12 @@ union torus_ucmd_buf {
 	struct torus_cq_wait wait;
 	struct torus_counters cnt;
 	struct torus_link_fault fault;
+	struct torus_mr_reg mr_reg;
+	struct torus_mr_dereg mr_dereg;
 };
 
 struct torus_ucmd {
+	struct torus_file *file;	/* NULL on the ctl device */
 	struct torus_node *node;	/* NULL on the ctl device */
 	void *cmd;			/* kernel copy, op->size bytes */
 	bool respond;			/* copy the struct back even on error */
@@ -52,13 +55,15 @@ static int torus_ioc_handshake(struct torus_ucmd *uc)
 	h->abi_version = TORUS_ABI_VERSION;
 	h->max_dims = TORUS_MAX_DIMS;
 	h->features = TORUS_FEAT_ONE_PORT | TORUS_FEAT_ROUTE | TORUS_FEAT_LINK_FAULT |
-		      TORUS_FEAT_EPOLL;
+		      TORUS_FEAT_EPOLL | TORUS_FEAT_MR | TORUS_FEAT_CQ_WAKE_ONCE;
 	h->ioctls = (1ULL << (TORUS_CMD_LAST - TORUS_CMD_BASE)) - 1;
 	h->max_nodes = TORUS_MAX_NODES;
 	h->max_dim_size = TORUS_MAX_DIM_SIZE;
 	h->max_segs = TORUS_MAX_SEGS;
 	h->max_batch = TORUS_MAX_BATCH;
 	h->max_matrix_bytes = TORUS_MAX_MATRIX_BYTES;
+	h->max_mrs = TORUS_MAX_MRS;
+	h->max_mr_bytes = TORUS_MAX_MR_BYTES;
 	return 0;
 }
 
@@ -145,7 +150,7 @@ static int torus_ioc_post(struct torus_ucmd *uc)
 	if (p->__reserved)
 		return -EINVAL;
 	uc->respond = true;
-	return torus_post(uc->node, p);
+	return torus_post(uc->file, p);
 }
 
 static int torus_ioc_cq_wait(struct torus_ucmd *uc)
@@ -198,6 +203,28 @@ static int torus_ioc_link_fault(struct torus_ucmd *uc)
 	return ret;
 }
 
+static int torus_ioc_mr_reg(struct torus_ucmd *uc)
+{
+	return torus_mr_reg(uc->file, uc->cmd);
+}
+
+/* The caller never learnt the key: nothing can be using it yet. */
+static void torus_ioc_mr_reg_undo(struct torus_ucmd *uc)
+{
+	struct torus_mr_reg *r = uc->cmd;
+
+	WARN_ON_ONCE(torus_mr_dereg(uc->file, r->key));
+}
+
+static int torus_ioc_mr_dereg(struct torus_ucmd *uc)
+{
+	struct torus_mr_dereg *d = uc->cmd;
+
+	if (d->__reserved)
+		return -EINVAL;
+	return torus_mr_dereg(uc->file, d->key);
+}
+
 #define TORUS_OP_UNDO(_cmd, _struct, _last, _flags, _where, _fn, _undo)	\
 	[TORUS_CMD_##_cmd - TORUS_CMD_BASE] = {					\
 		.size = sizeof(struct _struct),					\
@@ -227,15 +254,18 @@ static const struct torus_ioctl_op torus_ops[] = {
 		 TORUS_ON_CTL | TORUS_ON_NODE, torus_ioc_counters),
 	TORUS_OP(LINK_FAULT, torus_link_fault, delay_ns, TORUS_FAULT_ALL_FLAGS,
 		 TORUS_ON_CTL, torus_ioc_link_fault),
+	TORUS_OP_UNDO(MR_REG, torus_mr_reg, __reserved, TORUS_MR_WRITE, TORUS_ON_NODE,
+		      torus_ioc_mr_reg, torus_ioc_mr_reg_undo),
+	TORUS_OP(MR_DEREG, torus_mr_dereg, __reserved, 0, TORUS_ON_NODE, torus_ioc_mr_dereg),
 };
 static_assert(ARRAY_SIZE(torus_ops) == TORUS_CMD_LAST - TORUS_CMD_BASE);
 
-static long torus_ioctl(struct torus_node *n, unsigned int cmd, unsigned long arg, u32 where)
+static long torus_ioctl(struct torus_file *tf, unsigned int cmd, unsigned long arg, u32 where)
 {
 	void __user *uarg = (void __user *)arg;
 	const struct torus_ioctl_op *op;
 	union torus_ucmd_buf buf;
-	struct torus_ucmd uc = { .node = n, .cmd = &buf };
+	struct torus_ucmd uc = { .file = tf, .node = tf ? tf->node : NULL, .cmd = &buf };
 	u32 nr = _IOC_NR(cmd), usize;
 	long ret;
 

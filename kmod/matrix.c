@@ -3,9 +3,10 @@
  * torus: the buffer matrix, NIC memory of one node. vmalloc_user() memory
  * mapped into the node's process with remap_vmalloc_range(); every mapping
  * and every queued descriptor holds a reference, so the memory stays until
- * the last of them is gone. Segment bounds checks and the segment copy used
- * by the engines live here too.
+ * the last of them is gone. The segment copy used by the engines lives here
+ * too (segment checks are post.c's).
  */
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
@@ -82,39 +83,56 @@ int torus_matrix_mmap(struct torus_matrix *mx, struct vm_area_struct *vma)
 	return 0;
 }
 
-/* Every segment non-empty and inside [0, size); *len = total, at most the max message. */
-int torus_matrix_check_segs(const struct torus_seg *segs, u32 nsegs, u64 size, u64 *len)
+/*
+ * Map byte @pos of segment @s (of a matrix or flat buffer at @base, or of
+ * its registration's pinned pages) and cut *@run to what is contiguous
+ * there. *@page is the mapped page, NULL for @base memory.
+ */
+static void *torus_kseg_map(void *base, const struct torus_kseg *s, u64 pos, u64 *run,
+			    struct page **page)
 {
-	u64 end, total = 0;
-	u32 i;
+	u64 at;
 
-	for (i = 0; i < nsegs; i++) {
-		if (!segs[i].length || check_add_overflow(segs[i].offset, segs[i].length, &end) ||
-		    end > size)
-			return -EINVAL;
-		total += segs[i].length;
-		if (total > TORUS_MAX_MSG_BYTES)
-			return -EINVAL;
+	if (!s->mr) {
+		*page = NULL;
+		return base + s->offset + pos;
 	}
-	*len = total;
-	return 0;
+	at = offset_in_page(s->mr->addr) + s->offset + pos;
+	*run = min_t(u64, *run, PAGE_SIZE - offset_in_page(at));
+	*page = s->mr->pages[at >> PAGE_SHIFT];
+	return kmap_local_page(*page) + offset_in_page(at);
 }
 
 /*
  * Copy @len bytes from the gather list (@sbase, @ssegs) to the scatter list
- * (@dbase, @dsegs). Both lists were checked and both total @len. memcpy in
- * the largest runs the two lists allow, yielding every TORUS_COPY_CHUNK.
+ * (@dbase, @dsegs): matrix or flat segments at their base, registered ones
+ * straight between their pinned pages (kmap_local_page, one page pair at a
+ * time, never across a sleep). Both lists were checked and both total
+ * @len. memcpy in the largest runs the two lists allow, yielding every
+ * TORUS_COPY_CHUNK: the engines run in process context (a work item or the
+ * poster), never under a spinlock while copying.
  */
-void torus_copy_segs(void *dbase, const struct torus_seg *dsegs, u32 dn,
-		     const void *sbase, const struct torus_seg *ssegs, u32 sn, u64 len)
+void torus_copy_segs(void *dbase, const struct torus_kseg *dsegs, u32 dn,
+		     void *sbase, const struct torus_kseg *ssegs, u32 sn, u64 len)
 {
 	u64 doff = 0, soff = 0, since = 0, run;
+	struct page *dpage, *spage;
+	void *dp, *sp;
 	u32 di = 0, si = 0;
 
 	while (len && di < dn && si < sn) {
 		run = min3(len, dsegs[di].length - doff, ssegs[si].length - soff);
 		run = min_t(u64, run, TORUS_COPY_CHUNK);
-		memcpy(dbase + dsegs[di].offset + doff, sbase + ssegs[si].offset + soff, run);
+		dp = torus_kseg_map(dbase, &dsegs[di], doff, &run, &dpage);
+		sp = torus_kseg_map(sbase, &ssegs[si], soff, &run, &spage);
+		memcpy(dp, sp, run);
+		/* kmap_local mappings are stacked: undo in reverse order */
+		if (spage)
+			kunmap_local(sp);
+		if (dpage) {
+			flush_dcache_page(dpage);
+			kunmap_local(dp);
+		}
 		len -= run;
 		doff += run;
 		soff += run;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * torus: node character devices /dev/torus<F>n<N>: open binds the file to the
- * node, release quiesces it when the last file goes, mmap maps the buffer
- * matrix, poll reports completion queue readiness.
+ * node (a torus_file: the node and the file's registrations), release drops
+ * the file's registrations and quiesces the node when its last file goes,
+ * mmap maps the buffer matrix, poll reports completion queue readiness.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -10,6 +11,7 @@
 #include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/poll.h>
+#include <linux/slab.h>
 #include <linux/xarray.h>
 
 #include "torus.h"
@@ -25,9 +27,14 @@ static int torus_node_open(struct inode *inode, struct file *file)
 {
 	struct torus_matrix *mx;
 	struct torus_fabric *f;
+	struct torus_file *tf;
 	struct torus_node *n;
 	int ret;
 
+	tf = kzalloc(sizeof(*tf), GFP_KERNEL);
+	if (!tf)
+		return -ENOMEM;
+	torus_file_mrs_init(tf);
 	mutex_lock(&torus_registry_lock);
 	n = xa_load(&torus_minors, iminor(inode));
 	if (!n) {
@@ -53,7 +60,8 @@ static int torus_node_open(struct inode *inode, struct file *file)
 	}
 	n->open_count++;
 	kref_get(&f->ref);
-	file->private_data = n;
+	tf->node = n;
+	file->private_data = tf;
 	mutex_unlock(&torus_registry_lock);
 	return nonseekable_open(inode, file);
 
@@ -61,14 +69,23 @@ err_put_matrix:
 	torus_matrix_put(mx);
 err_unlock:
 	mutex_unlock(&torus_registry_lock);
+	kfree(tf);
 	return ret;
 }
 
 static int torus_node_release(struct inode *inode, struct file *file)
 {
-	struct torus_node *n = file->private_data;
+	struct torus_file *tf = file->private_data;
+	struct torus_node *n = tf->node;
 	struct torus_fabric *f = n->fab;
 
+	/*
+	 * Queued descriptors naming this file's registrations are cancelled;
+	 * ones an engine is copying keep their registrations pinned until
+	 * they complete.
+	 */
+	torus_file_cancel(tf);
+	torus_file_mrs_destroy(tf);
 	mutex_lock(&torus_registry_lock);
 	if (!--n->open_count) {
 		torus_node_quiesce(n);
@@ -79,21 +96,22 @@ static int torus_node_release(struct inode *inode, struct file *file)
 	}
 	mutex_unlock(&torus_registry_lock);
 	torus_fabric_put(f);
+	kfree(tf);
 	return 0;
 }
 
 static int torus_node_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct torus_node *n = file->private_data;
+	struct torus_file *tf = file->private_data;
 
-	return torus_matrix_mmap(n->mx, vma);
+	return torus_matrix_mmap(tf->node->mx, vma);
 }
 
 static __poll_t torus_node_poll(struct file *file, poll_table *pt)
 {
-	struct torus_node *n = file->private_data;
+	struct torus_file *tf = file->private_data;
 
-	return torus_cq_poll(n, file, pt);
+	return torus_cq_poll(tf->node, file, pt);
 }
 
 static const struct file_operations torus_node_fops = {

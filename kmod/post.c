@@ -2,8 +2,10 @@
 /*
  * torus: descriptor posting and the per-port descriptor queues.
  * TORUS_IOC_POST validates each user descriptor at the edge (flags, reserved
- * fields, segments inside the poster's matrix, route), copies it into a
- * torus_kdesc holding a matrix reference and a reserved CQ slot, and queues
+ * fields, segments inside the poster's matrix or inside registrations of
+ * the posting file and process, route), copies it into a torus_kdesc
+ * holding a matrix reference, a hold on every registration a segment names
+ * and a reserved CQ slot, and queues
  * it: a send on the engine of its first-hop port (one engine per node on
  * one-port fabrics), a receive on its arrival port's receive queue, or
  * straight onto a message already parked in that port's FIFO. Then it rings
@@ -11,14 +13,22 @@
  * engines take descriptors off these queues with the helpers below, and a
  * node's last close empties them.
  */
+#include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "torus.h"
 #include "trace.h"
 
+/* Drops the last hold on a registration, which unpins it: may sleep. */
 void torus_kdesc_free(struct torus_kdesc *d)
 {
+	u32 i;
+
+	might_sleep();
+	for (i = 0; i < d->nsegs; i++)
+		if (d->segs[i].mr)
+			torus_mr_unhold(d->segs[i].mr);
 	torus_matrix_put(d->mx);
 	kfree(d);
 }
@@ -73,6 +83,38 @@ void __torus_unqueue_all(struct torus_node *n, struct list_head *dead)
 	}
 }
 
+static void __torus_unqueue_list_file_mrs(struct list_head *q, struct torus_file *tf,
+					  struct list_head *dead, bool send)
+{
+	struct torus_kdesc *d, *tmp;
+
+	list_for_each_entry_safe(d, tmp, q, list) {
+		if (d->file != tf || !d->has_mr)
+			continue;
+		list_move_tail(&d->list, dead);
+		if (send)
+			d->node->ports[d->port].sq_count--;
+		else
+			d->node->ports[d->port].rq_count--;
+	}
+}
+
+/*
+ * Release of @tf while its node stays open: move the descriptors @tf posted
+ * that name its registrations and are still queued to @dead (sends keep
+ * their order on their engines). Caller holds fab->lock.
+ */
+void __torus_unqueue_file_mrs(struct torus_node *n, struct torus_file *tf, struct list_head *dead)
+{
+	u32 i;
+
+	__torus_unqueue_list_file_mrs(&n->eng1.txq, tf, dead, true);
+	for (i = 0; i < n->fab->nports; i++) {
+		__torus_unqueue_list_file_mrs(&n->ports[i].eng.txq, tf, dead, true);
+		__torus_unqueue_list_file_mrs(&n->ports[i].rxq, tf, dead, false);
+	}
+}
+
 static bool torus_hops_zero(const s16 *hops)
 {
 	int d;
@@ -118,9 +160,84 @@ static int torus_desc_check(struct torus_node *n, const struct torus_desc *ud)
 	}
 }
 
-/* Validate, copy and queue one descriptor; @kick collects engines to start. */
-static int torus_post_one(struct torus_node *n, const struct torus_desc *ud, u32 *kick)
+/* struct torus_kseg overlays struct torus_sge: converted in place below */
+static_assert(sizeof(struct torus_kseg) == sizeof(struct torus_sge));
+static_assert(offsetof(struct torus_kseg, offset) == offsetof(struct torus_sge, offset));
+static_assert(offsetof(struct torus_kseg, length) == offsetof(struct torus_sge, length));
+static_assert(sizeof(struct torus_seg) == 16 && sizeof(struct torus_kseg) == 24);
+
+/* Check one segment and take its hold (d->nsegs counts the ones taken). */
+static int torus_seg_resolve(struct torus_file *tf, struct torus_kdesc *d, u32 key, u64 off,
+			     u64 len, bool recv)
 {
+	struct torus_kseg *ks = &d->segs[d->nsegs];
+	struct torus_mr *mr = NULL;
+	u64 end, size;
+
+	if (!len)
+		return -EINVAL;
+	if (key != TORUS_KEY_MATRIX) {
+		mr = torus_mr_hold(tf, key);
+		if (!mr)
+			return -ENOENT;
+		d->has_mr = true;
+	}
+	ks->mr = mr;
+	ks->offset = off;
+	ks->length = len;
+	d->nsegs++;	/* the hold is @d's now: its free drops it */
+	size = mr ? mr->length : tf->node->mx->size;
+	if (check_add_overflow(off, len, &end) || end > size)
+		return -EINVAL;
+	if (mr && recv && !mr->writable)
+		return -EACCES;
+	d->len += len;
+	if (d->len > TORUS_MAX_MSG_BYTES)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Read @ud's gather or scatter list into d->segs: struct torus_seg (matrix
+ * offsets) or, with TORUS_DESC_SGE, struct torus_sge (keyed). Both are read
+ * with one copy_from_user into the kseg array and converted in place: sges
+ * have the ksegs' layout; 16-byte segs are read into the array's last two
+ * thirds, where kseg i (bytes [24i, 24i+24)) never reaches seg j > i (from
+ * byte 8n + 16j on), so each is read before it is overwritten.
+ */
+static int torus_segs_from_user(struct torus_file *tf, struct torus_kdesc *d,
+				const struct torus_desc *ud)
+{
+	bool sge = ud->flags & TORUS_DESC_SGE, recv = ud->op == TORUS_OP_RECV;
+	u32 n = ud->nsegs, i;
+	void *raw = sge ? (void *)d->segs : (void *)d->segs + 8 * n;
+	int ret;
+
+	if (copy_from_user(raw, u64_to_user_ptr(ud->segs),
+			   n * (sge ? sizeof(struct torus_sge) : sizeof(struct torus_seg))))
+		return -EFAULT;
+	for (i = 0; i < n; i++) {
+		if (sge) {
+			struct torus_sge e = ((struct torus_sge *)raw)[i];
+
+			if (e.__reserved)
+				return -EINVAL;
+			ret = torus_seg_resolve(tf, d, e.key, e.offset, e.length, recv);
+		} else {
+			struct torus_seg e = ((struct torus_seg *)raw)[i];
+
+			ret = torus_seg_resolve(tf, d, TORUS_KEY_MATRIX, e.offset, e.length, recv);
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Validate, copy and queue one descriptor; @kick collects engines to start. */
+static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u32 *kick)
+{
+	struct torus_node *n = tf->node;
 	struct torus_fabric *f = n->fab;
 	struct torus_fifo_msg *msg = NULL;
 	struct torus_kdesc *d;
@@ -139,21 +256,21 @@ static int torus_post_one(struct torus_node *n, const struct torus_desc *ud, u32
 	d = kmalloc(sz, GFP_KERNEL);
 	if (!d)
 		return -ENOMEM;
-	d->mx = NULL;	/* the error paths below free @d with torus_kdesc_free() */
-	if (copy_from_user(d->segs, u64_to_user_ptr(ud->segs), ud->nsegs * sizeof(d->segs[0]))) {
-		ret = -EFAULT;
-		goto err_free_desc;
-	}
-	ret = torus_matrix_check_segs(d->segs, ud->nsegs, n->mx->size, &d->len);
+	/* the error paths below free @d with torus_kdesc_free(): no holds yet */
+	d->mx = NULL;
+	d->nsegs = 0;
+	d->len = 0;
+	d->has_mr = false;
+	ret = torus_segs_from_user(tf, d, ud);
 	if (ret)
 		goto err_free_desc;
 	d->node = n;
-	d->mx = NULL;
+	d->file = tf;
+	d->clock_ns = 0;	/* a send's is set when it is queued */
 	d->tag = ud->tag;
 	d->user_data = ud->user_data;
 	d->op = ud->op;
 	d->flags = ud->flags;
-	d->nsegs = ud->nsegs;
 	d->nhops = 0;
 	d->stalled = false;
 	d->delayed = false;
@@ -245,8 +362,9 @@ static void torus_post_kick(struct torus_node *n, u32 kick)
 	}
 }
 
-int torus_post(struct torus_node *n, struct torus_post *p)
+int torus_post(struct torus_file *tf, struct torus_post *p)
 {
+	struct torus_node *n = tf->node;
 	struct torus_desc ud;
 	u32 kick = 0, i;
 	int ret = 0;
@@ -262,7 +380,7 @@ int torus_post(struct torus_node *n, struct torus_post *p)
 					    p->desc_size);
 		if (ret)
 			break;
-		ret = torus_post_one(n, &ud, &kick);
+		ret = torus_post_one(tf, &ud, &kick);
 		if (ret)
 			break;
 		p->posted++;

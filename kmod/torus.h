@@ -9,8 +9,16 @@
  *			descriptor hold one, so DMA never touches freed memory.
  *   torus_kdesc	owned by whichever queue it is on, or by the engine that
  *			claimed it (off every list) until it completes.
+ *   torus_file	one per open node file (file->private_data): its node and
+ *			its registrations; freed at release.
+ *   torus_mr		kref; the file's table holds one, every segment of a
+ *			queued or moving descriptor that names it one. Its pages
+ *			stay pinned (and charged to the registering mm) until
+ *			the last reference goes, so an engine never copies to or
+ *			from an unpinned page, whatever the process does.
  *
  * Lock order: torus_registry_lock (mutex) -> fabric->lock -> node->cq.lock.
+ * A file's mrs xa_lock nests inside nothing and takes nothing.
  */
 #ifndef _TORUS_H
 #define _TORUS_H
@@ -24,6 +32,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <uapi/torus.h>
 
 #include "torus_param.h"
@@ -37,11 +46,49 @@ struct torus_matrix {
 	size_t size;		/* page-rounded */
 };
 
+/* A registration: user pages pinned by TORUS_IOC_MR_REG. */
+struct torus_mr {
+	struct kref ref;
+	atomic_t inflight;		/* descriptor segments naming it, not yet freed */
+	struct mm_struct *mm;		/* registering process: mmgrab()bed, pinned_vm charged */
+	struct page **pages;		/* npages pinned pages, the first holds addr */
+	unsigned long npages;
+	u64 addr;			/* user address registered (any alignment) */
+	u64 length;
+	u32 key;
+	bool writable;			/* TORUS_MR_WRITE: pinned FOLL_WRITE, dirtied at unpin */
+};
+
+/* One open file of a node device. */
+struct torus_file {
+	struct torus_node *node;
+	/*
+	 * key -> struct torus_mr. Its xa_lock protects the table and orders a
+	 * post's hold on a registration (torus_mr_hold: inflight++) against
+	 * MR_DEREG's check of inflight and erase (torus_mr_dereg).
+	 */
+	struct xarray mrs;
+	u32 next_key;			/* cyclic key cursor, under the mrs xa_lock */
+};
+
+/*
+ * A segment in kernel form: @mr NULL is the buffer matrix (or, for the
+ * engine's FIFO copies, a flat kernel buffer), @offset into it; else
+ * @offset from the registration's address. One reference on @mr.
+ */
+struct torus_kseg {
+	struct torus_mr *mr;
+	u64 offset;
+	u64 length;
+};
+
 /* A posted descriptor, kernel copy. Sends carry their route. */
 struct torus_kdesc {
 	struct list_head list;		/* on an engine txq or a port rxq */
 	struct torus_node *node;	/* poster */
+	struct torus_file *file;	/* posting file: compared, never dereferenced */
 	struct torus_matrix *mx;	/* poster's matrix, one reference */
+	bool has_mr;			/* a segment names a registration */
 	u64 tag;
 	u64 user_data;
 	u64 clock_ns;			/* send: poster's node clock at post */
@@ -56,7 +103,7 @@ struct torus_kdesc {
 	bool stalled;			/* send: already counted one stall */
 	bool delayed;			/* send: DELAY fault already waited */
 	u32 *route;			/* send: nhops link ids, in the tail */
-	struct torus_seg segs[];	/* then route[] */
+	struct torus_kseg segs[];	/* nsegs entries (each holding its mr), then route[] */
 };
 
 /* A message parked in a receive FIFO (no matching receive yet). */
@@ -220,9 +267,16 @@ struct torus_matrix *torus_matrix_alloc(size_t bytes);
 void torus_matrix_get(struct torus_matrix *mx);
 void torus_matrix_put(struct torus_matrix *mx);
 int torus_matrix_mmap(struct torus_matrix *mx, struct vm_area_struct *vma);
-int torus_matrix_check_segs(const struct torus_seg *segs, u32 nsegs, u64 size, u64 *len);
-void torus_copy_segs(void *dbase, const struct torus_seg *dsegs, u32 dn,
-		     const void *sbase, const struct torus_seg *ssegs, u32 sn, u64 len);
+void torus_copy_segs(void *dbase, const struct torus_kseg *dsegs, u32 dn,
+		     void *sbase, const struct torus_kseg *ssegs, u32 sn, u64 len);
+
+/* mr.c */
+void torus_file_mrs_init(struct torus_file *tf);
+void torus_file_mrs_destroy(struct torus_file *tf);
+int torus_mr_reg(struct torus_file *tf, struct torus_mr_reg *r);
+int torus_mr_dereg(struct torus_file *tf, u32 key);
+struct torus_mr *torus_mr_hold(struct torus_file *tf, u32 key);
+void torus_mr_unhold(struct torus_mr *mr);
 
 /* post.c */
 void torus_kdesc_free(struct torus_kdesc *d);
@@ -230,7 +284,8 @@ void torus_kdesc_free_list(struct list_head *list);
 struct torus_kdesc *__torus_claim_recv(struct torus_port *rp, u64 tag);
 void __torus_unqueue_send(struct torus_kdesc *d);
 void __torus_unqueue_all(struct torus_node *n, struct list_head *dead);
-int torus_post(struct torus_node *n, struct torus_post *p);
+void __torus_unqueue_file_mrs(struct torus_node *n, struct torus_file *tf, struct list_head *dead);
+int torus_post(struct torus_file *tf, struct torus_post *p);
 
 /* engine.c */
 void torus_engine_init(struct torus_engine *eng, struct torus_node *n);
@@ -243,6 +298,7 @@ struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kde
 void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct torus_fifo_msg *msg,
 			struct torus_kdesc *r);
 void torus_node_quiesce(struct torus_node *n);
+void torus_file_cancel(struct torus_file *tf);
 void torus_fifo_free_all(struct torus_fabric *f);
 
 /* fault.c */

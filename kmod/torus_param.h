@@ -26,6 +26,12 @@
 #define TORUS_MAX_BATCH		256
 #define TORUS_MAX_MSG_BYTES	TORUS_MAX_MATRIX_BYTES
 
+/* Memory registration: per open file, per registration */
+#define TORUS_MAX_MRS		65536
+#define TORUS_MAX_MR_BYTES	SZ_1G
+/* Pages pinned per pin_user_pages_fast() call (one page of page pointers) */
+#define TORUS_PIN_CHUNK		(PAGE_SIZE / sizeof(struct page *))
+
 /* Queues: per port send and receive queue depth, per node CQ, per port FIFO */
 #define TORUS_DEFAULT_SQ_DEPTH	256
 #define TORUS_MAX_SQ_DEPTH	4096

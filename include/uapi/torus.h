@@ -41,7 +41,8 @@
  * caller filled) followed by __u32 flags. Every errno an ioctl returns:
  * first the checks every command shares, in this order,
  *   ENOTTY      unknown command, or a command the device does not serve: the
- *               node commands (NODE_QUERY, POST, CQ_WAIT) on /dev/torus-ctl,
+ *               node commands (NODE_QUERY, POST, CQ_WAIT, MR_REG, MR_DEREG)
+ *               on /dev/torus-ctl,
  *               the control commands (FABRIC_CREATE, FABRIC_DESTROY,
  *               LINK_FAULT) on a node device. The argument is not read.
  *   EFAULT      the argument is not readable
@@ -57,30 +58,88 @@
  *               outside the matrix, a route that does not lead to dst_node
  *               or leaves a mesh, a send port other than the route's first
  *               hop; count 0 or above max_batch, desc_size below the minimum
- *               (POST); entry_size below sizeof(struct torus_cqe),
+ *               (POST); with TORUS_DESC_SGE a torus_sge with a non-zero
+ *               __reserved, or a range outside its registration (POST);
+ *               length 0 or above max_mr_bytes, addr + length wrapping
+ *               (MR_REG); entry_size below sizeof(struct torus_cqe),
  *               min_entries above max_entries or the CQ depth (CQ_WAIT);
  *               a delay above 1 s, or a port that the node lacks or that
  *               leaves a mesh edge (LINK_FAULT)
  *   ENOENT      no fabric with that id (FABRIC_DESTROY, FABRIC_QUERY on the
  *               ctl device, COUNTERS on the ctl device, LINK_FAULT), or no
- *               node with that index in it (COUNTERS, LINK_FAULT)
+ *               node with that index in it (COUNTERS, LINK_FAULT); a key
+ *               that names no registration of this file made by this
+ *               process (POST's torus_sge, MR_DEREG: a bad or stale key,
+ *               or a key a parent registered, used by a forked child)
+ *   EACCES      POST: a receive whose torus_sge names a registration made
+ *               without TORUS_MR_WRITE (read-only memory is for sends only)
  *   EBUSY       FABRIC_DESTROY of a fabric one of whose nodes is open;
- *               FABRIC_CREATE when every fabric id is in use (256 fabrics)
+ *               FABRIC_CREATE when every fabric id is in use (256 fabrics);
+ *               MR_DEREG of a registration that queued or moving
+ *               descriptors still use (messages in flight: reap their
+ *               completions, then deregister)
  *   ENOSPC      FABRIC_CREATE when the node device minors run out (65536
- *               node devices over all fabrics)
+ *               node devices over all fabrics); MR_REG when the file holds
+ *               max_mrs registrations
  *   EAGAIN      POST: the port's send or receive queue (sq_depth) is full, or
  *               the node's CQ has no free slot for the completion (cq_depth
  *               completions not yet reaped or still promised)
- *   ENOMEM      allocation failure
+ *   ENOMEM      allocation failure; MR_REG: pinning the range would take the
+ *               process's pinned pages (VmPin) above RLIMIT_MEMLOCK (a
+ *               process with CAP_IPC_LOCK is exempt)
  *   EFAULT      a user pointer in the argument (POST's descs and segs,
  *               CQ_WAIT's entries when not even the first entry could be
- *               written) is bad, or the struct cannot be written back (a
- *               FABRIC_CREATE whose result cannot be written back destroys
- *               the new fabric)
+ *               written, MR_REG's range: unmapped, PROT_NONE, I/O memory,
+ *               or not writable with TORUS_MR_WRITE) is bad, or the struct
+ *               cannot be written back (a FABRIC_CREATE whose result cannot
+ *               be written back destroys the new fabric; an MR_REG whose key
+ *               cannot be written back deregisters it)
  *   ETIMEDOUT   CQ_WAIT timed out with fewer than min_entries (count is set)
  *   EINTR       CQ_WAIT interrupted by a signal (count is set)
  * A POST that fails part way returns the first failing descriptor's errno,
  * with the ones before it posted (posted says how many).
+ *
+ * Memory registration (TORUS_FEAT_MR)
+ *   MR_REG pins a range of the caller's memory (any alignment, any mapping
+ *   GUP can pin long-term: anonymous, shmem, the buffer matrix itself) and
+ *   returns a key, valid on the file it was registered on, for the process
+ *   that registered it. The pages are charged to that process's pinned
+ *   pages (VmPin in /proc/PID/status) against RLIMIT_MEMLOCK, as RDMA
+ *   memory registration is. Without TORUS_MR_WRITE the range is pinned
+ *   read-only and may only be sent from; with it, receives may scatter into
+ *   it (the range must be writable). A descriptor with TORUS_DESC_SGE names
+ *   its segments as struct torus_sge (key, offset, length): key
+ *   TORUS_KEY_MATRIX is the buffer matrix, any other key a registration,
+ *   offset counted from the registered address; one gather or scatter list
+ *   may mix both. The engine copies straight from the sender's pages to the
+ *   receiver's pages when the receive is already posted (one copy); a
+ *   message that arrives before its receive is parked in the receive FIFO
+ *   as any message is (copied in, then out).
+ *   Pages stay pinned until MR_DEREG, or the file's last close, or the
+ *   process's exit (which closes it), and in any case until every
+ *   descriptor using them completed: munmap, or exit, with messages in
+ *   flight is safe (the engine keeps copying to or from the pinned pages,
+ *   which are freed after; descriptors still queued at the close are
+ *   cancelled, -ECANCELED). MR_DEREG with descriptors in flight is EBUSY.
+ *   A registration is a snapshot of the mapping at MR_REG time: a later
+ *   munmap/mmap of the range is not seen. A read-only registration of
+ *   private memory breaks its copy-on-write sharing at MR_REG (as RDMA
+ *   registration does), so the process's later writes are what is sent,
+ *   even for memory never written before; a read-only shared mapping is
+ *   pinned as it is.
+ *   fork(): the child inherits the file but not the keys (its POSTs and
+ *   MR_DEREGs with them are ENOENT). Pinned anonymous pages are not shared
+ *   copy-on-write: the child gets its own copy of them at fork, the parent
+ *   keeps the pinned pages, so the registration goes on reading and writing
+ *   the parent's memory and the child sees the content as of fork.
+ *   Registrations a child makes on an inherited file live until MR_DEREG or
+ *   the file's last close (the parent's, when the parent keeps it open).
+ *
+ * Waiting (CQ_WAIT)
+ *   CQ_WAIT sleeps until min_entries completions are ready and wakes once
+ *   then (completions arriving one by one do not wake it each time:
+ *   TORUS_FEAT_CQ_WAKE_ONCE), then returns up to max_entries in one call. With
+ *   min_entries already ready, or 0, it does not sleep at all.
  *
  * The node device, besides its ioctls:
  *   open   ENXIO   no node behind this device number any more: its fabric was
@@ -107,7 +166,10 @@
  *               the messages waiting in its FIFOs.
  *   -ECANCELED  a descriptor still queued at its node's last close. Its entry
  *               goes with the file, so no CQ shows it; the node's errors
- *               counter (COUNTERS on the ctl device) does.
+ *               counter (COUNTERS on the ctl device) does. Also a queued
+ *               descriptor naming a registration of a file that is closed
+ *               while other files keep the node open: that entry does reach
+ *               the node's CQ.
  *   A send dropped by TORUS_FAULT_DROP completes with 0 and delivers nothing.
  *   (-EHOSTUNREACH is never a status: every route is checked at post, and one
  *   that leaves a mesh is EINVAL there.)
@@ -139,6 +201,8 @@ enum {
 	TORUS_CMD_CQ_WAIT,
 	TORUS_CMD_COUNTERS,
 	TORUS_CMD_LINK_FAULT,
+	TORUS_CMD_MR_REG,
+	TORUS_CMD_MR_DEREG,
 	TORUS_CMD_LAST,
 };
 
@@ -147,6 +211,8 @@ enum {
 #define TORUS_FEAT_ROUTE (1ULL << 1)	 /* explicit routes */
 #define TORUS_FEAT_LINK_FAULT (1ULL << 2) /* per-link fault knobs */
 #define TORUS_FEAT_EPOLL (1ULL << 3)	 /* poll()/epoll on node fds */
+#define TORUS_FEAT_MR (1ULL << 4)	 /* MR_REG/MR_DEREG, TORUS_DESC_SGE */
+#define TORUS_FEAT_CQ_WAKE_ONCE (1ULL << 5) /* CQ_WAIT wakes once, at min_entries */
 
 /**
  * struct torus_handshake - TORUS_IOC_HANDSHAKE (ctl and node devices)
@@ -161,6 +227,9 @@ enum {
  * @max_segs: out, most segments in one descriptor
  * @max_batch: out, most descriptors in one TORUS_IOC_POST
  * @max_matrix_bytes: out, largest buffer matrix per node
+ * @max_mrs: out, most registrations one open file holds (TORUS_FEAT_MR)
+ * @__reserved: out, 0
+ * @max_mr_bytes: out, longest registration (TORUS_FEAT_MR)
  */
 struct torus_handshake {
 	__u32 size;
@@ -174,6 +243,9 @@ struct torus_handshake {
 	__u32 max_segs;
 	__u32 max_batch;
 	__aligned_u64 max_matrix_bytes;
+	__u32 max_mrs;
+	__u32 __reserved;
+	__aligned_u64 max_mr_bytes;
 };
 #define TORUS_IOC_HANDSHAKE _IO(TORUS_TYPE, TORUS_CMD_HANDSHAKE)
 
@@ -313,17 +385,32 @@ enum torus_op {
 	TORUS_OP_RECV = 2,
 };
 
+/*
+ * A segment of the buffer matrix (key TORUS_KEY_MATRIX, offset into it) or
+ * of a registration (key from MR_REG, offset from its registered address).
+ * Used instead of struct torus_seg by descriptors with TORUS_DESC_SGE.
+ */
+struct torus_sge {
+	__u32 key;
+	__u32 __reserved; /* must be 0 */
+	__aligned_u64 offset;
+	__aligned_u64 length;
+};
+#define TORUS_KEY_MATRIX 0u
+
 /* torus_desc.flags */
 #define TORUS_SEND_ROUTE (1U << 0)  /* send: hops[] gives the route */
 #define TORUS_RECV_ANY_TAG (1U << 1) /* recv: matches any tag */
-#define TORUS_DESC_ALL_FLAGS (TORUS_SEND_ROUTE | TORUS_RECV_ANY_TAG)
+#define TORUS_DESC_SGE (1U << 2)     /* @segs points to struct torus_sge */
+#define TORUS_DESC_ALL_FLAGS (TORUS_SEND_ROUTE | TORUS_RECV_ANY_TAG | TORUS_DESC_SGE)
 
 #define TORUS_PORT_AUTO 0xffffffffu /* send: the port of the route's first hop */
 
 /**
  * struct torus_desc - one descriptor of a TORUS_IOC_POST batch
  * @op: TORUS_OP_SEND or TORUS_OP_RECV
- * @flags: TORUS_SEND_ROUTE (send only), TORUS_RECV_ANY_TAG (recv only)
+ * @flags: TORUS_SEND_ROUTE (send only), TORUS_RECV_ANY_TAG (recv only),
+ *	TORUS_DESC_SGE (either)
  * @port: recv: the port the message arrives on (required).
  *	send: TORUS_PORT_AUTO or the port of the first hop (checked)
  * @nsegs: 1..max_segs entries at @segs
@@ -332,8 +419,10 @@ enum torus_op {
  * @hops: send with TORUS_SEND_ROUTE: signed hops per dimension; otherwise 0
  * @tag: send: the message's tag; recv: the tag to match
  * @user_data: returned in the completion untouched
- * @segs: user pointer to @nsegs struct torus_seg (gather list for a send,
- *	scatter list for a receive); read at post time only
+ * @segs: user pointer to @nsegs struct torus_seg, or struct torus_sge with
+ *	TORUS_DESC_SGE (gather list for a send, scatter list for a receive);
+ *	read at post time only. A registration a segment names is held (MR_DEREG
+ *	is EBUSY) until the descriptor completes.
  * The message length is the sum of the segment lengths (1..max message).
  */
 struct torus_desc {
@@ -486,5 +575,45 @@ struct torus_link_fault {
 	__aligned_u64 delay_ns;
 };
 #define TORUS_IOC_LINK_FAULT _IO(TORUS_TYPE, TORUS_CMD_LINK_FAULT)
+
+/* torus_mr_reg.flags */
+#define TORUS_MR_WRITE (1U << 0) /* receives may write into it (pinned for writing) */
+
+/**
+ * struct torus_mr_reg - TORUS_IOC_MR_REG (node device): pin a range of the
+ *	caller's memory for descriptors posted on this file (TORUS_DESC_SGE)
+ * @size: sizeof(struct torus_mr_reg)
+ * @flags: TORUS_MR_* (0: read-only, sends only)
+ * @addr: start of the range, any alignment
+ * @length: bytes, 1..max_mr_bytes
+ * @key: out, the registration's key (never TORUS_KEY_MATRIX); keys are not
+ *	reused until max_mrs later registrations
+ * @__reserved: must be 0
+ */
+struct torus_mr_reg {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 key;
+	__u32 __reserved;
+};
+#define TORUS_IOC_MR_REG _IO(TORUS_TYPE, TORUS_CMD_MR_REG)
+
+/**
+ * struct torus_mr_dereg - TORUS_IOC_MR_DEREG (node device): unpin a
+ *	registration; EBUSY while a descriptor using it has not completed
+ * @size: sizeof(struct torus_mr_dereg)
+ * @flags: must be 0
+ * @key: from TORUS_IOC_MR_REG
+ * @__reserved: must be 0
+ */
+struct torus_mr_dereg {
+	__u32 size;
+	__u32 flags;
+	__u32 key;
+	__u32 __reserved;
+};
+#define TORUS_IOC_MR_DEREG _IO(TORUS_TYPE, TORUS_CMD_MR_DEREG)
 
 #endif /* _UAPI_TORUS_H */

@@ -37,6 +37,30 @@ static int tc_parse_uint(const char *var, const char *val, unsigned int *out)
 	return 0;
 }
 
+/*
+ * TC_ZCOPY_MIN: the smallest block (bytes per peer) that runs zero copy;
+ * "off" never. The default is the crossover measured on the device (README,
+ * "Zero copy").
+ */
+static int tc_zcopy_from_env(struct tc_comm *comm)
+{
+	const char *v = getenv("TC_ZCOPY_MIN");
+	unsigned int u;
+	int ret;
+
+	comm->zcopy_min = TC_ZCOPY_MIN_DEFAULT;
+	if (!v || !*v)
+		return 0;
+	if (!strcmp(v, "off")) {
+		comm->zcopy_min = SIZE_MAX;
+		return 0;
+	}
+	ret = tc_parse_uint("TC_ZCOPY_MIN", v, &u);
+	if (!ret)
+		comm->zcopy_min = u;
+	return ret;
+}
+
 /* The TC_COST_* overrides of the transport's cost parameters (cost.h units). */
 struct tc_cost_env {
 	const char *var;
@@ -152,6 +176,29 @@ static int tc_set_override(struct tc_comm *comm, enum tc_coll_id coll, const cha
 	return 0;
 }
 
+/* The communicator's settings from the environment: TC_TIMEOUT_MS (unless
+ * the attributes set one), TC_ZCOPY_MIN, TC_ALLTOALL_ALGO, TC_ALLGATHER_ALGO. */
+static int tc_comm_env(struct tc_comm *comm)
+{
+	int ret;
+
+	if (!comm->tp.timeout_ms) {
+		const char *v = getenv("TC_TIMEOUT_MS");
+		unsigned int u = 0;
+
+		if (v && *v) {
+			ret = tc_parse_uint("TC_TIMEOUT_MS", v, &u);
+			if (ret)
+				return ret;
+		}
+		comm->tp.timeout_ms = u ? (int)u : TC_DEFAULT_TIMEOUT_MS;
+	}
+	ret = tc_zcopy_from_env(comm);
+	for (int c = 0; !ret && c < 2; c++)
+		ret = tc_set_override(comm, c, getenv(tc_coll_env[c]), tc_coll_env[c]);
+	return ret;
+}
+
 TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 {
 	struct tc_comm_attr env, full;
@@ -203,22 +250,9 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 	}
 	comm->tp.fabric_id = attr->fabric_id;
 	comm->tp.timeout_ms = attr->timeout_ms;
-	if (!comm->tp.timeout_ms) {
-		const char *v = getenv("TC_TIMEOUT_MS");
-		unsigned int u = 0;
-
-		if (v && *v) {
-			ret = tc_parse_uint("TC_TIMEOUT_MS", v, &u);
-			if (ret)
-				goto err_free;
-		}
-		comm->tp.timeout_ms = u ? (int)u : TC_DEFAULT_TIMEOUT_MS;
-	}
-	for (int c = 0; c < 2; c++) {
-		ret = tc_set_override(comm, c, getenv(tc_coll_env[c]), tc_coll_env[c]);
-		if (ret)
-			goto err_free;
-	}
+	ret = tc_comm_env(comm);
+	if (ret)
+		goto err_free;
 	ret = tc_cost_from_env(cost_env);
 	if (ret)
 		goto err_free;

@@ -63,6 +63,8 @@ struct tc_step {
 	unsigned int n;
 	struct tc_xfer x[TC_STEP_MAX];
 	struct tc_seg seg[TC_STEP_MAX];
+	struct tc_sge sge[TC_STEP_MAX];
+	uint32_t key[TC_STEP_MAX]; /* zero copy: the registration a segment names, 0: the run's key */
 	uint8_t dir[TC_STEP_MAX]; /* 0: moves +, 1: moves - (one-port runs them apart) */
 };
 
@@ -74,6 +76,8 @@ struct tc_run {
 	uint64_t seq;	/* call sequence number */
 	int phase;
 	const char *what; /* the phase, for error messages */
+	struct tc_umem u; /* zero copy (u.on): offsets name key, not the transport buffer */
+	uint32_t key;
 };
 
 /* reduce_ops.c */

@@ -10,7 +10,8 @@
  * arrives on port 2d+1, one moving - leaves on 2d+1 and arrives on 2d, as
  * runtime/plan.c computes from a route. Nothing here allocates: a step is at
  * most TC_STEP_MAX transfers on the caller's stack, every segment lies in
- * the transport buffer.
+ * the transport buffer, or on a zero-copy run (allgatherv, alltoallv) in
+ * the caller's registered buffers.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,6 +50,7 @@ void tc_step_add(struct tc_step *st, uint8_t op, int port, const int8_t *route, 
 	x->tag = tag;
 	st->seg[st->n].offset = off;
 	st->seg[st->n].length = len;
+	st->key[st->n] = 0;
 	st->dir[st->n] = dir;
 	st->n++;
 }
@@ -63,6 +65,12 @@ int tc_step_run(struct tc_run *r, struct tc_step *st, unsigned int step)
 	for (i = 0; i < st->n; i++) {
 		st->x[i].segs = &st->seg[i];
 		st->x[i].nsegs = 1;
+		if (r->u.on) {
+			st->sge[i] = (struct tc_sge){ .key = st->key[i] ? st->key[i] : r->key,
+						      .offset = st->seg[i].offset,
+						      .length = st->seg[i].length };
+			st->x[i].sges = &st->sge[i];
+		}
 	}
 	if (!r->comm->tp.shape.one_port)
 		return tc_step_exec(r->comm, r->name, r->what, step, st->x, st->n);

@@ -17,6 +17,8 @@
 #include "transport/transport.h"
 
 #define TC_DEFAULT_TIMEOUT_MS 10000
+/* Blocks from this size up run zero copy on a transport that registers memory (umem.c). */
+#define TC_ZCOPY_MIN_DEFAULT 1024
 /* Plans kept per communicator (one per schedule and block size). */
 #define TC_PLAN_CACHE 8
 
@@ -24,6 +26,15 @@ struct tc_plan;
 struct tc_colls;
 
 /* What the last call of one collective ran (tc_coll_last). */
+/* Where a call's data lives (umem.c): the transport buffer, or also the
+ * caller's send and receive buffers, registered for the call. */
+enum { TC_UREG_BUF, TC_UREG_SEND, TC_UREG_RECV, TC_UREG_N };
+struct tc_umem {
+	int on;			  /* zero copy: the user's buffers are registered */
+	uint32_t key[TC_UREG_N];  /* TC_KEY_BUFFER: not registered */
+	char *ptr[TC_UREG_N];	  /* ptr[TC_UREG_BUF]: set by the caller */
+};
+
 struct tc_coll_state {
 	const struct tc_algo *forced; /* NULL = the library's choice */
 	int have_last;
@@ -43,6 +54,7 @@ struct tc_comm {
 	struct tc_plan *plans[TC_PLAN_CACHE];
 	unsigned int plan_clock;
 
+	size_t zcopy_min;	/* blocks of at least this many bytes run zero copy (TC_ZCOPY_MIN) */
 	uint32_t coll_seq;	/* line collectives run (their tags); touched only by the executing thread */
 	struct tc_colls *colls; /* api/request.c: the nonblocking queue; NULL until first used */
 };
@@ -59,6 +71,15 @@ int tc_comm_fail(struct tc_comm *comm, int ret);
  * and comm is broken. */
 int tc_step_exec(struct tc_comm *comm, const char *name, const char *what, unsigned int step,
 		 const struct tc_xfer *x, unsigned int n);
+
+/* umem.c: a call runs zero copy when the transport registers memory, the
+ * block is at least comm->zcopy_min and the buffers do not overlap; then
+ * u->on is set and send (slen bytes, read-only) and recv (rlen, written)
+ * are registered until tc_umem_end. Otherwise, or if registering fails,
+ * the call stages through the transport buffer. */
+void tc_umem_begin(struct tc_comm *comm, struct tc_umem *u, const void *send, size_t slen, void *recv, size_t rlen,
+		   size_t block);
+void tc_umem_end(struct tc_comm *comm, struct tc_umem *u);
 
 /* exec.c: the schedule executor (alltoall, allgather). */
 void tc_exec_free_plans(struct tc_comm *comm);

@@ -2,10 +2,12 @@
 /*
  * The schedule executor: runs alltoall and allgather for the calling node on
  * its transport. It picks the algorithm (forced or auto: select/), gets the
- * node's plan (runtime/plan.c), copies the send buffer in, runs every step
- * through the one step runner (runtime/step.c) and copies the result out.
- * Running a plan allocates nothing: copy in, per step one post and one wait,
- * copy out.
+ * node's plan (runtime/plan.c) and runs every step through the one step
+ * runner (runtime/step.c): zero copy from and into the caller's buffers,
+ * registered for the call (runtime/umem.c), or staged: the send buffer
+ * copied into the transport buffer and the result out. Running a plan
+ * allocates nothing per step (a plan's zero-copy transfer list is built on
+ * its first zero-copy call).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -60,18 +62,32 @@ int tc_exec_cost(const struct tc_sched *s, struct tc_cost *out)
 	return err;
 }
 
-/* Pack a staged message before its post (pack = 1) or unpack it after the wait. */
-static void tc_stage_copy(const struct tc_plan *p, const struct tc_stage *st, char *base, int pack)
+/* Where buffer offset off of the plan is on this call. */
+static char *tc_call_ptr(const struct tc_plan *p, const struct tc_umem *u, uint64_t off)
 {
-	char *stage = base + p->stage_off + st->off;
+	uint64_t roff = off;
+	int r = u->on ? tc_plan_region(p, off, &roff) : TC_UREG_BUF;
+
+	return u->ptr[r] + roff;
+}
+
+/*
+ * Pack a staged message before its post (pack = 1) or unpack it after the
+ * wait. Its segments lie in the transport buffer, or on a zero-copy call in
+ * the caller's buffers; its staging area is in the transport buffer.
+ */
+static void tc_stage_copy(const struct tc_plan *p, const struct tc_stage *st, const struct tc_umem *u, int pack)
+{
+	char *stage = tc_call_ptr(p, u, p->stage_off + st->off);
 
 	for (uint32_t q = 0; q < st->nsegs; q++) {
 		const struct tc_seg *g = &p->segs[st->seg0 + q];
+		char *at = tc_call_ptr(p, u, g->offset);
 
 		if (pack)
-			memcpy(stage, base + g->offset, g->length);
+			memcpy(stage, at, g->length);
 		else
-			memcpy(base + g->offset, stage, g->length);
+			memcpy(at, stage, g->length);
 		stage += g->length;
 	}
 }
@@ -124,6 +140,94 @@ static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, con
 	return 0;
 }
 
+/* Every step of the plan: pack, post, wait, unpack. */
+static int tc_coll_steps(struct tc_comm *comm, enum tc_coll_id id, const struct tc_plan *p, const struct tc_umem *u)
+{
+	const struct tc_xfer *xfers = u->on ? p->uxfers : p->xfers;
+
+	for (uint32_t i = 0; i < p->nsteps; i++) {
+		unsigned int n = p->step_first[i + 1] - p->step_first[i];
+		int ret;
+
+		for (uint32_t k = p->stage_first[i]; k < p->stage_first[i + 1]; k++)
+			if (p->xfers[p->stages[k].xfer].op == TC_XFER_SEND)
+				tc_stage_copy(p, &p->stages[k], u, 1);
+		ret = tc_step_exec(comm, tc_coll_str((enum tc_coll)id), p->sched->algo, p->step_id[i],
+				   xfers + p->step_first[i], n);
+		if (ret)
+			return ret;
+		for (uint32_t k = p->stage_first[i]; k < p->stage_first[i + 1]; k++)
+			if (p->xfers[p->stages[k].xfer].op == TC_XFER_RECV)
+				tc_stage_copy(p, &p->stages[k], u, 0);
+	}
+	return 0;
+}
+
+/*
+ * Run the plan on the call's buffers. Zero copy: the own block is the one
+ * local copy, every other block moves between the caller's buffers and the
+ * transport buffer holds only what passes through this node. Staged: the
+ * send data is copied into the transport buffer and the result out of it.
+ */
+static int tc_coll_move(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan *p, const void *sendbuf,
+			void *recvbuf, struct tc_umem *u)
+{
+	size_t P = comm->tp.shape.nodes, m = p->m, me = comm->tp.rank;
+	const char *name = tc_coll_str((enum tc_coll)id);
+	char *base;
+	int ret;
+
+	if (u->on && tc_plan_user(p))
+		tc_umem_end(comm, u); /* out of memory for the second transfer list: stage */
+	ret = tc_comm_buffer(comm, name, u->on ? p->buf_bytes - p->user_end : p->buf_bytes, &base);
+	if (ret)
+		return ret;
+	u->ptr[TC_UREG_BUF] = base;
+	if (u->on) {
+		tc_plan_keys(p, u);
+		if (id == TC_ALLTOALL)
+			memcpy((char *)recvbuf + me * m, (const char *)sendbuf + me * m, m);
+		else
+			memmove((char *)recvbuf + me * m, sendbuf, m);
+		return tc_coll_steps(comm, id, p, u);
+	}
+	if (id == TC_ALLTOALL)
+		memcpy(base + p->send_off, sendbuf, P * m);
+	else
+		memcpy(base + me * m, sendbuf, m);
+	ret = tc_coll_steps(comm, id, p, u);
+	if (ret)
+		return ret;
+	if (id == TC_ALLTOALL) {
+		memcpy(recvbuf, base + p->recv_off, P * m);
+		memcpy((char *)recvbuf + me * m, base + p->send_off + me * m, m);
+	} else {
+		memcpy(recvbuf, base, P * m);
+	}
+	return 0;
+}
+
+/* tc_coll_last()'s record of the call that ran. */
+static void tc_coll_record(struct tc_coll_state *cs, const struct tc_sched *s, size_t m, const char *fallback,
+			   const struct tc_auto_choice *choice, int zero_copy)
+{
+	cs->have_last = 1;
+	cs->last.size = sizeof(cs->last);
+	snprintf(cs->last.algo, sizeof(cs->last.algo), "%s", s->algo);
+	snprintf(cs->last.why, sizeof(cs->last.why), "%s", fallback);
+	cs->last.block_bytes = m;
+	/* what the choice saw; a forced run is priced when tc_coll_last asks */
+	cs->last.predicted_us = choice->winner >= 0 ? choice->cand[choice->winner].us : -1;
+	cs->last.runner_up[0] = 0;
+	cs->last.runner_up_us = 0;
+	if (choice->runner_up >= 0) {
+		snprintf(cs->last.runner_up, sizeof(cs->last.runner_up), "%s", choice->cand[choice->runner_up].algo->name);
+		cs->last.runner_up_us = choice->cand[choice->runner_up].us;
+	}
+	cs->last.zero_copy = zero_copy;
+	cs->last_sched = s;
+}
+
 static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sendbuf, void *recvbuf, size_t m)
 {
 	struct tc_coll_state *cs = &comm->coll[id];
@@ -132,7 +236,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	size_t P = comm->tp.shape.nodes;
 	char fallback[sizeof(cs->last.why)];
 	struct tc_auto_choice choice;
-	char *base;
+	struct tc_umem u;
 	int ret;
 
 	ret = tc_comm_usable(comm, tc_coll_str((enum tc_coll)id));
@@ -145,52 +249,13 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	if (ret)
 		return tc_err(ret, "%s %s: plan for node %d: %s", tc_coll_str((enum tc_coll)id), s->algo, comm->tp.rank,
 			      *tc_last_error() ? tc_last_error() : tc_strerror(ret));
-	ret = tc_comm_buffer(comm, tc_coll_str((enum tc_coll)id), p->buf_bytes, &base);
-	if (ret)
-		return ret;
-
-	if (id == TC_ALLTOALL)
-		memcpy(base + p->send_off, sendbuf, P * m);
-	else
-		memcpy(base + (size_t)comm->tp.rank * m, sendbuf, m);
-
-	for (uint32_t i = 0; i < p->nsteps; i++) {
-		const struct tc_xfer *x = p->xfers + p->step_first[i];
-		unsigned int n = p->step_first[i + 1] - p->step_first[i];
-
-		for (uint32_t k = p->stage_first[i]; k < p->stage_first[i + 1]; k++)
-			if (p->xfers[p->stages[k].xfer].op == TC_XFER_SEND)
-				tc_stage_copy(p, &p->stages[k], base, 1);
-		ret = tc_step_exec(comm, tc_coll_str((enum tc_coll)id), s->algo, p->step_id[i], x, n);
-		if (ret)
-			return ret;
-		for (uint32_t k = p->stage_first[i]; k < p->stage_first[i + 1]; k++)
-			if (p->xfers[p->stages[k].xfer].op == TC_XFER_RECV)
-				tc_stage_copy(p, &p->stages[k], base, 0);
-	}
-
-	if (id == TC_ALLTOALL) {
-		memcpy(recvbuf, base + p->recv_off, P * m);
-		memcpy((char *)recvbuf + (size_t)comm->tp.rank * m, base + p->send_off + (size_t)comm->tp.rank * m, m);
-	} else {
-		memcpy(recvbuf, base, P * m);
-	}
-
-	cs->have_last = 1;
-	cs->last.size = sizeof(cs->last);
-	snprintf(cs->last.algo, sizeof(cs->last.algo), "%s", s->algo);
-	snprintf(cs->last.why, sizeof(cs->last.why), "%s", fallback);
-	cs->last.block_bytes = m;
-	/* what the choice saw; a forced run is priced when tc_coll_last asks */
-	cs->last.predicted_us = choice.winner >= 0 ? choice.cand[choice.winner].us : -1;
-	cs->last.runner_up[0] = 0;
-	cs->last.runner_up_us = 0;
-	if (choice.runner_up >= 0) {
-		snprintf(cs->last.runner_up, sizeof(cs->last.runner_up), "%s", choice.cand[choice.runner_up].algo->name);
-		cs->last.runner_up_us = choice.cand[choice.runner_up].us;
-	}
-	cs->last_sched = s;
-	return 0;
+	/* allgather sends its own block from the receive buffer: only that is registered */
+	tc_umem_begin(comm, &u, id == TC_ALLTOALL ? sendbuf : NULL, id == TC_ALLTOALL ? P * m : 0, recvbuf, P * m, m);
+	ret = tc_coll_move(comm, id, p, sendbuf, recvbuf, &u);
+	if (!ret)
+		tc_coll_record(cs, s, m, fallback, &choice, u.on);
+	tc_umem_end(comm, &u);
+	return ret;
 }
 
 int tc_exec_coll(struct tc_comm *comm, enum tc_coll_id id, const void *sendbuf, void *recvbuf, size_t m)

@@ -36,6 +36,9 @@ void tc_plan_free(struct tc_plan *p)
 	free(p->segs);
 	free(p->stage_first);
 	free(p->stages);
+	free(p->uxfers);
+	free(p->sges);
+	free(p->sreg);
 	free(p);
 }
 
@@ -275,6 +278,7 @@ static int tc_plan_layout(struct tc_plan_ctx *c, struct tc_plan *p, uint32_t noc
 	if (c->coll_ag) {
 		p->recv_off = 0;
 		p->buf_bytes = P * m;
+		p->user_end = P * m;
 	} else {
 		ret = tc_plan_track(c, nocc);
 		if (ret)
@@ -285,6 +289,7 @@ static int tc_plan_layout(struct tc_plan_ctx *c, struct tc_plan *p, uint32_t noc
 		p->send_off = 0;
 		p->recv_off = P * m;
 		p->buf_bytes = (2 * P + p->nslots) * m;
+		p->user_end = 2 * P * m;
 	}
 	p->stage_off = p->buf_bytes;
 	return 0;
@@ -323,12 +328,15 @@ static uint32_t tc_plan_segs(const struct tc_plan_ctx *c, struct tc_plan *p, str
 	uint32_t seg0 = f->nseg;
 
 	for (uint32_t i = 0; i < msg->nblk; i++, f->o++) {
+		uint64_t roff;
 		size_t off, len;
 
 		tc_plan_place(c, p, &c->s->blks[msg->blk_off + i], f->o, &off, &len);
 		if (!len)
 			continue;
-		if (f->nseg > seg0 && p->segs[f->nseg - 1].offset + p->segs[f->nseg - 1].length == off) {
+		/* merged only within one region: a zero-copy call names each region apart */
+		if (f->nseg > seg0 && p->segs[f->nseg - 1].offset + p->segs[f->nseg - 1].length == off &&
+		    tc_plan_region(p, off - 1, &roff) == tc_plan_region(p, off, &roff)) {
 			p->segs[f->nseg - 1].length += len;
 		} else {
 			p->segs[f->nseg].offset = off;
@@ -448,6 +456,57 @@ int tc_plan_build(const struct tc_sched *s, int node, size_t m, uint32_t max_seg
 	}
 	*out = p;
 	return 0;
+}
+
+int tc_plan_region(const struct tc_plan *p, uint64_t off, uint64_t *roff)
+{
+	uint64_t Pm = (uint64_t)p->sched->shape.nodes * p->m;
+
+	if (p->sched->coll == TC_COLL_ALLTOALL && off >= p->send_off && off < p->send_off + Pm) {
+		*roff = off - p->send_off;
+		return TC_UREG_SEND;
+	}
+	if (off >= p->recv_off && off < p->recv_off + Pm) {
+		*roff = off - p->recv_off;
+		return TC_UREG_RECV;
+	}
+	*roff = off - p->user_end;
+	return TC_UREG_BUF;
+}
+
+int tc_plan_user(struct tc_plan *p)
+{
+	uint32_t nx = p->step_first[p->nsteps];
+
+	if (p->uxfers)
+		return 0;
+	p->sges = calloc(p->nsegs + 1, sizeof(*p->sges));
+	p->sreg = calloc(p->nsegs + 1, sizeof(*p->sreg));
+	p->uxfers = calloc(nx + 1, sizeof(*p->uxfers));
+	if (!p->sges || !p->sreg || !p->uxfers) {
+		free(p->sges);
+		free(p->sreg);
+		free(p->uxfers);
+		p->sges = NULL;
+		p->sreg = NULL;
+		p->uxfers = NULL;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < p->nsegs; i++) {
+		p->sreg[i] = tc_plan_region(p, p->segs[i].offset, &p->sges[i].offset);
+		p->sges[i].length = p->segs[i].length;
+	}
+	for (uint32_t x = 0; x < nx; x++) {
+		p->uxfers[x] = p->xfers[x];
+		p->uxfers[x].sges = p->sges + (p->xfers[x].segs - p->segs);
+	}
+	return 0;
+}
+
+void tc_plan_keys(struct tc_plan *p, const struct tc_umem *u)
+{
+	for (uint32_t i = 0; i < p->nsegs; i++)
+		p->sges[i].key = u->key[p->sreg[i]];
 }
 
 /* The plan for (s, m) from the communicator's cache, built on first use. */

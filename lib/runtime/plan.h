@@ -34,11 +34,28 @@ struct tc_plan {
 	size_t stage_off;
 	uint32_t *stage_first;
 	struct tc_stage *stages;
+
+	/* A zero-copy call (runtime/umem.c) runs the same transfers on the
+	 * caller's buffers: the send region is its send buffer, the receive
+	 * region its receive buffer, and what lies above user_end (transit
+	 * slots, staging) moves down by user_end in the transport buffer.
+	 * Built on the first such call (tc_plan_user): per segment its region
+	 * (TC_UREG_*) and offset there; tc_plan_keys fills in the call's keys. */
+	size_t user_end;
+	struct tc_xfer *uxfers;
+	struct tc_sge *sges;
+	uint8_t *sreg;
 };
 
 /* 0 and *out, or -errno with tc_last_error() set. */
 int tc_plan_build(const struct tc_sched *s, int node, size_t m, uint32_t max_segs, struct tc_plan **out);
 void tc_plan_free(struct tc_plan *p);
+/* The region (TC_UREG_*) of buffer offset off and the offset in it. */
+int tc_plan_region(const struct tc_plan *p, uint64_t off, uint64_t *roff);
+/* The zero-copy transfers (uxfers), built once; 0 or -ENOMEM. */
+int tc_plan_user(struct tc_plan *p);
+/* Name the call's registrations in the zero-copy transfers. */
+void tc_plan_keys(struct tc_plan *p, const struct tc_umem *u);
 /* The plan for (s, m) from the communicator's cache, built on first use. */
 int tc_plan_get(struct tc_comm *comm, const struct tc_sched *s, size_t m, struct tc_plan **out);
 

@@ -5,7 +5,9 @@
  * open: handshake (ABI version, the ioctls we need), node query (shape,
  * coordinates, neighbours), fabric query (the fabric's timing: ts, tw and
  * per-hop latency, which the algorithm choice prices with), mmap of the
- * node's buffer matrix, which is the transport buffer. post: the whole batch in one TORUS_IOC_POST, sends with
+ * node's buffer matrix, which is the transport buffer; with TORUS_FEAT_MR,
+ * reg/dereg are TORUS_IOC_MR_REG/MR_DEREG and a transfer naming tc_sge
+ * segments is posted with TORUS_DESC_SGE. post: the whole batch in one TORUS_IOC_POST, sends with
  * an explicit route (TORUS_SEND_ROUTE). wait: TORUS_IOC_CQ_WAIT until the
  * wanted number of completions arrived; a completion with a non-zero status
  * fails the wait with that status. Every posted descriptor carries its index
@@ -30,7 +32,13 @@ _Static_assert(sizeof(struct tc_seg) == sizeof(struct torus_seg), "tc_seg must m
 _Static_assert(offsetof(struct tc_seg, offset) == offsetof(struct torus_seg, offset), "tc_seg.offset");
 _Static_assert(offsetof(struct tc_seg, length) == offsetof(struct torus_seg, length), "tc_seg.length");
 _Static_assert(TC_MAX_DIMS == TORUS_MAX_DIMS, "dimension limits differ");
+_Static_assert(sizeof(struct tc_sge) == sizeof(struct torus_sge), "tc_sge must match torus_sge");
+_Static_assert(offsetof(struct tc_sge, key) == offsetof(struct torus_sge, key), "tc_sge.key");
+_Static_assert(offsetof(struct tc_sge, offset) == offsetof(struct torus_sge, offset), "tc_sge.offset");
+_Static_assert(offsetof(struct tc_sge, length) == offsetof(struct torus_sge, length), "tc_sge.length");
+_Static_assert(TC_KEY_BUFFER == TORUS_KEY_MATRIX, "the buffer's key");
 
+#define TC_DEV_MR_IOCTLS ((1ull << (TORUS_CMD_MR_REG - TORUS_CMD_BASE)) | (1ull << (TORUS_CMD_MR_DEREG - TORUS_CMD_BASE)))
 #define TC_DEV_NEED_IOCTLS                                                                                   \
 	((1ull << (TORUS_CMD_NODE_QUERY - TORUS_CMD_BASE)) | (1ull << (TORUS_CMD_POST - TORUS_CMD_BASE)) | \
 	 (1ull << (TORUS_CMD_CQ_WAIT - TORUS_CMD_BASE)))
@@ -91,6 +99,16 @@ static void tc_dev_timing(int fd, const struct torus_handshake *hs, struct tc_co
 	p->rho_us_per_byte = 0; /* the device charges no time for local copies */
 }
 
+static void tc_dev_limits(struct tc_dev *dev, struct tc_tp *tp, const struct torus_handshake *hs)
+{
+	dev->max_segs = hs->max_segs ? hs->max_segs : 1;
+	dev->max_batch = hs->max_batch ? hs->max_batch : 1;
+	tp->max_segs = dev->max_segs;
+	/* an older module without registration: every call stages through the matrix */
+	if ((hs->features & TORUS_FEAT_MR) && (hs->ioctls & TC_DEV_MR_IOCTLS) == TC_DEV_MR_IOCTLS)
+		tp->max_reg_bytes = hs->max_mr_bytes;
+}
+
 static int tc_dev_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 {
 	struct torus_handshake hs = { .size = sizeof(hs) };
@@ -125,9 +143,7 @@ static int tc_dev_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 		ret = tc_err(-EOPNOTSUPP, "transport dev: %s lacks node query, post, cq wait or explicit routes", path);
 		goto err_close;
 	}
-	dev->max_segs = hs.max_segs ? hs.max_segs : 1;
-	dev->max_batch = hs.max_batch ? hs.max_batch : 1;
-	tp->max_segs = dev->max_segs;
+	tc_dev_limits(dev, tp, &hs);
 	if (ioctl(dev->fd, TORUS_IOC_NODE_QUERY, &q) < 0) {
 		ret = -errno;
 		tc_err(ret, "transport dev: %s: node query failed: %s", path, tc_strerror(ret));
@@ -227,8 +243,12 @@ static int tc_dev_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n
 			d->tag = xf->tag;
 			d->user_data = dev->nout + i;
 			d->segs = (uintptr_t)xf->segs;
+			if (xf->sges) {
+				d->flags = TORUS_DESC_SGE;
+				d->segs = (uintptr_t)xf->sges;
+			}
 			if (xf->op == TC_XFER_SEND) {
-				d->flags = TORUS_SEND_ROUTE;
+				d->flags |= TORUS_SEND_ROUTE;
 				d->dst_node = xf->peer;
 				for (int k = 0; k < TC_MAX_DIMS; k++)
 					d->hops[k] = xf->route[k];
@@ -380,6 +400,34 @@ static int tc_dev_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct 
 	return err->status;
 }
 
+static int tc_dev_reg(struct tc_tp *tp, const void *addr, size_t len, int write, uint32_t *key)
+{
+	struct torus_mr_reg r = {
+		.size = sizeof(r),
+		.flags = write ? TORUS_MR_WRITE : 0,
+		.addr = (uintptr_t)addr,
+		.length = len,
+	};
+
+	int ret = ioctl(to_dev(tp)->fd, TORUS_IOC_MR_REG, &r) < 0 ? -errno : 0;
+
+	if (ret)
+		return tc_err(ret, "transport dev: registering %zu bytes at %p%s: %s", len, addr,
+			      write ? " for receives" : "", tc_strerror(ret));
+	*key = r.key;
+	return 0;
+}
+
+static int tc_dev_dereg(struct tc_tp *tp, uint32_t key)
+{
+	struct torus_mr_dereg r = { .size = sizeof(r), .key = key };
+	int ret = ioctl(to_dev(tp)->fd, TORUS_IOC_MR_DEREG, &r) < 0 ? -errno : 0;
+
+	if (ret)
+		return tc_err(ret, "transport dev: deregistering key %u: %s", key, tc_strerror(ret));
+	return 0;
+}
+
 const struct tc_transport_ops tc_transport_dev = {
 	.name = "dev",
 	.open = tc_dev_open,
@@ -387,4 +435,6 @@ const struct tc_transport_ops tc_transport_dev = {
 	.buffer = tc_dev_buffer,
 	.post = tc_dev_post,
 	.wait = tc_dev_wait,
+	.reg = tc_dev_reg,
+	.dereg = tc_dev_dereg,
 };

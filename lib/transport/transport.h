@@ -9,6 +9,11 @@
  * batch of sends and receives, then the executor waits for that many
  * completions. Sends are matched to receives by (source node, arrival port,
  * tag); a transport that has no ports (verbs) matches by (source, tag).
+ *
+ * A transport that can reach the caller's own memory (the device, with
+ * TORUS_FEAT_MR) also registers ranges of it (reg/dereg): a transfer may then
+ * name its segments as (key, offset, length), key TC_KEY_BUFFER being the
+ * transport buffer, and mix both in one gather or scatter list.
  */
 #ifndef TC_TRANSPORT_H
 #define TC_TRANSPORT_H
@@ -35,6 +40,7 @@ struct tc_tp {
 	struct tc_shape shape;	/* filled by open */
 	int rank;		/* filled by open */
 	uint32_t max_segs;	/* filled by open: most segments per transfer, 0 = no limit */
+	uint64_t max_reg_bytes; /* filled by open: longest registration, 0 = none (no reg op) */
 	int timeout_ms;		/* a step's wait limit, set before open */
 	uint32_t fabric_id;	/* dev: the fabric */
 	/* Filled by open: the timing of this network in the cost model's terms
@@ -48,6 +54,14 @@ struct tc_seg {
 	uint64_t offset, length;
 };
 
+/* A segment of a registration (the device's struct torus_sge). */
+struct tc_sge {
+	uint32_t key; /* TC_KEY_BUFFER or from reg */
+	uint32_t __pad;
+	uint64_t offset, length;
+};
+#define TC_KEY_BUFFER 0u
+
 #define TC_XFER_SEND 1
 #define TC_XFER_RECV 2
 
@@ -58,6 +72,7 @@ struct tc_xfer {
 	int32_t peer;  /* send: destination node; recv: source node */
 	uint32_t nsegs;
 	const struct tc_seg *segs;
+	const struct tc_sge *sges; /* instead of segs when not NULL (a transport with reg) */
 	uint64_t tag;
 };
 
@@ -85,6 +100,14 @@ struct tc_transport_ops {
 	/* Wait until n completions of posted transfers arrived (or timeout_ms
 	 * passed: -ETIMEDOUT, err filled). A failed completion: its status. */
 	int (*wait)(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_err *err);
+	/* Pin [addr, addr + len) of this process for transfers (write: receives
+	 * may land in it) and name it by *key; NULL when the transport has none.
+	 * The pinning is a snapshot: memory unmapped and mapped again at the
+	 * same address is not seen, so a caller keeps a key no longer than it
+	 * knows the range to stay mapped (runtime/umem.c: one call). */
+	int (*reg)(struct tc_tp *tp, const void *addr, size_t len, int write, uint32_t *key);
+	/* Unpin; -EBUSY while a posted transfer still uses it. */
+	int (*dereg)(struct tc_tp *tp, uint32_t key);
 };
 
 extern const struct tc_transport_ops tc_transport_dev;

@@ -3,7 +3,8 @@
  * fuzz: a seeded, reproducible, syzkaller-style call generator for torus.ko.
  *
  * Resources are chained the way the driver chains them: control fd ->
- * fabric -> node fd -> matrix mapping -> descriptors and completions. Each
+ * fabric -> node fd -> matrix mapping and registrations (keys) ->
+ * descriptors (matrix or keyed segments) and completions. Each
  * step draws one call (every ioctl, open, close, mmap, munmap, touching a
  * mapping) with arguments from valid values, boundary values and garbage:
  * sizes, flags, ids, ports, segment lists, pointers that are NULL, unmapped,
@@ -98,10 +99,14 @@ struct fz_fabric {
 	uint64_t matrix_bytes;
 };
 
+#define FZ_MAX_KEYS 8
+
 struct fz_fd {
 	int fd;		/* -1: free slot */
 	int fab;	/* index into fz_fabrics */
 	uint32_t node;
+	uint32_t keys[FZ_MAX_KEYS];	/* registrations of this file (0: none) */
+	uint64_t keylen[FZ_MAX_KEYS];	/* their lengths */
 };
 
 struct fz_map {
@@ -128,6 +133,7 @@ static int fz_verbose;
 static double fz_limit = 50;	/* seconds; 0 = none */
 static unsigned long fz_failures, fz_planted, fz_planted_ok, fz_valid, fz_valid_ok;
 static unsigned long fz_cqes;	   /* completions read back and checked */
+static unsigned long fz_mr_made, fz_mr_gone, fz_sge_posted; /* registrations, keyed descriptors */
 static unsigned long fz_cqe_status[7]; /* of them, per documented status (fz_check_cqes) */
 static unsigned long fz_by_errno[160];
 
@@ -180,7 +186,7 @@ static const struct fz_cmd fz_cmds[] = {
 	  fz_offsetofend(struct torus_node_query, matrix_bytes), 0, 0, 1, FZ_BASE, 1 },
 	{ "post", TORUS_IOC_POST, sizeof(struct torus_post),
 	  fz_offsetofend(struct torus_post, __reserved), 0, 0, 1,
-	  FZ_BASE | B(EAGAIN) | B(ENOMEM), 1 },
+	  FZ_BASE | B(EAGAIN) | B(ENOMEM) | B(ENOENT) | B(EACCES), 1 },
 	{ "cq_wait", TORUS_IOC_CQ_WAIT, sizeof(struct torus_cq_wait),
 	  fz_offsetofend(struct torus_cq_wait, count), 0, 0, 1,
 	  FZ_BASE | B(ETIMEDOUT) | B(EINTR), 1 },
@@ -190,10 +196,16 @@ static const struct fz_cmd fz_cmds[] = {
 	{ "link_fault", TORUS_IOC_LINK_FAULT, sizeof(struct torus_link_fault),
 	  fz_offsetofend(struct torus_link_fault, delay_ns),
 	  TORUS_FAULT_DOWN | TORUS_FAULT_DROP | TORUS_FAULT_DELAY, 1, 0, FZ_BASE | B(ENOENT), 1 },
+	{ "mr_reg", TORUS_IOC_MR_REG, sizeof(struct torus_mr_reg),
+	  fz_offsetofend(struct torus_mr_reg, __reserved), TORUS_MR_WRITE, 0, 1,
+	  FZ_BASE | B(ENOMEM) | B(ENOSPC), 1 },
+	{ "mr_dereg", TORUS_IOC_MR_DEREG, sizeof(struct torus_mr_dereg),
+	  fz_offsetofend(struct torus_mr_dereg, __reserved), 0, 0, 1,
+	  FZ_BASE | B(ENOENT) | B(EBUSY), 1 },
 };
 
 enum { FZ_HS, FZ_CREATE, FZ_DESTROY, FZ_FQUERY, FZ_NQUERY, FZ_POST, FZ_WAIT, FZ_COUNTERS,
-       FZ_FAULT, FZ_NCMDS };
+       FZ_FAULT, FZ_MR_REG, FZ_MR_DEREG, FZ_NCMDS };
 
 static const char *fz_errname(int e)
 {
@@ -214,6 +226,7 @@ static const char *fz_errname(int e)
 	case EINTR: return "EINTR";
 	case ENXIO: return "ENXIO";
 	case EACCES: return "EACCES";
+	case ENOSPC: return "ENOSPC";
 	}
 	snprintf(buf, sizeof(buf), "errno %d", e);
 	return buf;
@@ -408,7 +421,69 @@ static uint64_t fz_gen_segs(uint32_t nsegs, uint64_t msize, int *bad)
 	return fz_user_buf(segs, n * sizeof(segs[0]), bad, (FZ_ARENA_PAGES / 2) * fz_page);
 }
 
-static void fz_gen_desc(struct torus_desc *x, const struct fz_fabric *fb, uint32_t self)
+/*
+ * A key of @nf's registrations (*@len its length), TORUS_KEY_MATRIX or one
+ * that names nothing (*@len 0).
+ */
+static uint32_t fz_pick_key_len(const struct fz_fd *nf, uint64_t *len)
+{
+	int idx[FZ_MAX_KEYS], n = 0, i = 0;
+	uint32_t k;
+
+	for (int j = 0; nf && j < FZ_MAX_KEYS; j++)
+		if (nf->keys[j])
+			idx[n++] = j;
+	if (n)
+		i = idx[fz_below(n)];
+	k = n ? nf->keys[i] : 0;
+
+	*len = 0;
+	if (k && fz_chance(80)) {
+		*len = nf->keylen[i];
+		return k;
+	}
+	return fz_chance(50) ? TORUS_KEY_MATRIX : fz_u32_edge();
+}
+
+static uint32_t fz_pick_key(const struct fz_fd *nf)
+{
+	uint64_t len;
+
+	return fz_pick_key_len(nf, &len);
+}
+
+/* A keyed (struct torus_sge) list: registrations of @nf and the matrix. */
+static uint64_t fz_gen_sges(uint32_t nsegs, uint64_t msize, const struct fz_fd *nf, int *bad)
+{
+	struct torus_sge sg[70];
+	uint32_t i, n = nsegs < FZ_ARRAY_SIZE(sg) ? nsegs : FZ_ARRAY_SIZE(sg);
+
+	memset(sg, 0, sizeof(sg));
+	for (i = 0; i < n; i++) {
+		uint64_t len = 1 + fz_below(fz_chance(90) ? 256 : 3 * fz_page), klen;
+
+		sg[i].key = fz_pick_key_len(nf, &klen);
+		if (klen && len > klen)
+			len = 1 + fz_below(klen);
+		sg[i].length = len;
+		if (sg[i].key == TORUS_KEY_MATRIX)
+			sg[i].offset = len <= msize ? fz_below(msize - len + 1) : 0;
+		else
+			sg[i].offset = klen ? fz_below(klen - len + 1) : fz_below(2 * fz_page);
+		if (fz_chance(4)) {
+			switch (fz_below(4)) {
+			case 0: sg[i].length = 0; break;
+			case 1: sg[i].__reserved = fz_u32_edge() | 1; break;
+			case 2: sg[i].offset = fz_u64_edge(); break;
+			default: sg[i].length = fz_u64_edge(); break;
+			}
+		}
+	}
+	return fz_user_buf(sg, n * sizeof(sg[0]), bad, (FZ_ARENA_PAGES / 2) * fz_page);
+}
+
+static void fz_gen_desc(struct torus_desc *x, const struct fz_fabric *fb, uint32_t self,
+			const struct fz_fd *nf)
 {
 	uint64_t msize = fb ? fb->matrix_bytes : 4096;
 	uint32_t nports = fb ? fb->nports : 2, nodes = fb ? fb->nodes : 2;
@@ -447,7 +522,12 @@ static void fz_gen_desc(struct torus_desc *x, const struct fz_fabric *fb, uint32
 		default: x->nsegs = fz_u32_edge(); break;
 		}
 	}
-	x->segs = fz_gen_segs(x->nsegs, msize, &bad);
+	if (fz_chance(25)) {
+		x->flags |= TORUS_DESC_SGE;
+		x->segs = fz_gen_sges(x->nsegs, msize, nf, &bad);
+	} else {
+		x->segs = fz_gen_segs(x->nsegs, msize, &bad);
+	}
 }
 
 /* --- the call ------------------------------------------------------------ */
@@ -517,6 +597,28 @@ static int fz_vfs_type(unsigned int type)
 	       type == 0x94;
 }
 
+/*
+ * Remember a new key of @nf; with every slot taken, deregister the one it
+ * replaces (one a queued descriptor still holds stays until the close).
+ */
+static void fz_track_key(struct fz_fd *nf, uint32_t key, uint64_t len)
+{
+	int k = fz_below(FZ_MAX_KEYS);
+
+	for (int i = 0; i < FZ_MAX_KEYS; i++)
+		if (!nf->keys[i])
+			k = i;
+	if (nf->keys[k]) {
+		struct torus_mr_dereg d = { .size = sizeof(d), .key = nf->keys[k] };
+
+		if (ioctl(nf->fd, TORUS_IOC_MR_DEREG, &d) && errno != EBUSY)
+			fz_fail("mr_dereg", "key %u registered on fd %d: %s", d.key, nf->fd,
+				strerror(errno));
+	}
+	nf->keys[k] = key;
+	nf->keylen[k] = len;
+}
+
 static void fz_ioctl(void)
 {
 	union {
@@ -529,6 +631,8 @@ static void fz_ioctl(void)
 		struct torus_cq_wait wait;
 		struct torus_counters cnt;
 		struct torus_link_fault lf;
+		struct torus_mr_reg mr;
+		struct torus_mr_dereg mrd;
 		unsigned char raw[512];
 	} a;
 	static struct torus_desc descs[16];
@@ -635,7 +739,7 @@ static void fz_ioctl(void)
 			dsz = sizeof(struct torus_desc) + 8 * (1 + fz_below(4));
 		stride = dsz < sizeof(struct torus_desc) ? sizeof(struct torus_desc) : dsz;
 		for (uint32_t i = 0; i < n; i++)
-			fz_gen_desc(&descs[i], fb, nf ? nf->node : 0);
+			fz_gen_desc(&descs[i], fb, nf ? nf->node : 0, nf);
 		a.post.count = n;
 		a.post.desc_size = dsz;
 		if (fz_chance(3))
@@ -717,6 +821,40 @@ static void fz_ioctl(void)
 			a.lf.drop_count = fz_u32_edge();
 		break;
 	}
+	case FZ_MR_REG: {
+		/* the arena's lower half, a mapped matrix, read-only, or no memory at all */
+		uint64_t len = 1 + fz_below(fz_chance(80) ? 2 * fz_page : 6 * fz_page);
+		int m = fz_pick_map(), rw = 0;
+		uint32_t r = fz_below(100);
+
+		if (r < 60) {
+			a.mr.addr = (uintptr_t)fz_arena + fz_below(4 * fz_page);
+			rw = 1;
+		} else if (r < 75 && m >= 0) {
+			a.mr.addr = (uintptr_t)fz_maps[m].addr + fz_below(fz_page);
+			rw = -1;	/* its protection and length decide */
+		} else if (r < 85) {
+			a.mr.addr = (uintptr_t)fz_ro + fz_below(fz_page / 2);
+			len = 1 + fz_below(fz_page / 2);
+		} else {
+			a.mr.addr = (uintptr_t)fz_bad_pointer(FZ_AT_NULL + fz_below(5));
+		}
+		a.mr.length = fz_chance(5) ? fz_u64_edge() : len;
+		a.mr.flags = fz_chance(50) ? TORUS_MR_WRITE : 0;
+		valid = rw == 1 && a.mr.length == len;
+		if (fz_chance(5)) {
+			a.mr.__reserved = fz_u32_edge() | 1;
+			valid = 0;
+		}
+		if (fz_chance(5))
+			a.mr.key = fz_rand();	/* an out field on input is ignored */
+		break;
+	}
+	case FZ_MR_DEREG:
+		a.mrd.key = fz_pick_key(nf);
+		if (fz_chance(3))
+			a.mrd.__reserved = 1;
+		break;
 	}
 
 	/* the common header: size and flags, sometimes broken on purpose */
@@ -864,6 +1002,19 @@ static void fz_ioctl(void)
 	}
 	if (ci == FZ_DESTROY && err)
 		fz_resync(0);
+	if (ci == FZ_MR_REG && !err && nf) {
+		fz_mr_made++;
+		fz_track_key(nf, ((struct torus_mr_reg *)uarg)->key, a.mr.length);
+	}
+	if (ci == FZ_MR_DEREG && !err)
+		fz_mr_gone++;
+	if (ci == FZ_POST && !err)
+		for (uint32_t i = 0; i < a.post.count && i < 16; i++)
+			fz_sge_posted += !!(descs[i].flags & TORUS_DESC_SGE);
+	if (ci == FZ_MR_DEREG && nf && (!err || err == EFAULT))
+		for (int k = 0; k < FZ_MAX_KEYS; k++)
+			if (nf->keys[k] == a.mrd.key)
+				nf->keys[k] = 0;
 	if (ci == FZ_DESTROY && !err) {
 		int found = 0;
 
@@ -977,6 +1128,7 @@ static void fz_open(void)
 		fz_fds[slot].fd = fd;
 		fz_fds[slot].fab = f;
 		fz_fds[slot].node = node;
+		memset(fz_fds[slot].keys, 0, sizeof(fz_fds[slot].keys));
 	}
 }
 
@@ -1323,6 +1475,8 @@ int main(int argc, char **argv)
 	printf("# completion statuses: 0=%lu EMSGSIZE=%lu ECANCELED=%lu ENOLINK=%lu EHOSTUNREACH=%lu ECONNREFUSED=%lu ENOMEM=%lu\n",
 	       fz_cqe_status[0], fz_cqe_status[1], fz_cqe_status[2], fz_cqe_status[3], fz_cqe_status[4],
 	       fz_cqe_status[5], fz_cqe_status[6]);
+	printf("# registrations: %lu made, %lu deregistered by MR_DEREG (the rest at close); "
+	       "%lu keyed descriptors posted\n", fz_mr_made, fz_mr_gone, fz_sge_posted);
 	printf("# EFAULT on write-back after the command took effect: %lu creates (fabric leaked, destroyed here), %lu destroys\n",
 	       fz_efault_created, fz_efault_destroyed);
 	printf("%s 1 - every result in its command's documented errno set, every completion status documented, valid calls succeed (seed %" PRIu64 ")\n",

@@ -38,10 +38,11 @@ debug-kernel:
 # What `make check` runs on the debug kernel when its cache is warm: the
 # driver's reliability programs (kselftest ABI, traffic and unload tests, the
 # fuzzer, the stress tests with failslab, the fault knobs through the
-# library), then the kmemleak scan. test_fabric and the collectives over the
-# device run in the stock-kernel guest suite; `make check-debug` runs the
-# whole guest suite on the debug kernel.
-DEBUG_CHECK_PROGS := $(addprefix $(O)/tests/vm/,test_abi test_traffic test_unload fuzz stress faults)
+# library, the library's zero-copy collectives pinning user memory), then the
+# kmemleak scan. test_fabric and the other collectives over the device run in
+# the stock-kernel guest suite; `make check-debug` runs the whole guest suite
+# on the debug kernel.
+DEBUG_CHECK_PROGS := $(addprefix $(O)/tests/vm/,test_abi test_traffic test_mr test_unload fuzz stress faults zcopy_dev)
 
 check-debug-warm:
 	@if utils/torus-kbuild --check; then \

@@ -10,6 +10,7 @@
  * Runs in the guest (utils/torus-vm) against the loaded module.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <poll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -66,27 +67,34 @@ struct ioc {
 	size_t size;
 	int on_node; /* 0: ctl device, 1: node device */
 	int side_effect_free; /* can be repeated with a valid argument */
+	size_t min_size;      /* the smallest size accepted; 0: size */
 };
 
 static const struct ioc iocs[] = {
-	{ "handshake/ctl", TORUS_IOC_HANDSHAKE, sizeof(struct torus_handshake), 0, 1 },
-	{ "handshake/node", TORUS_IOC_HANDSHAKE, sizeof(struct torus_handshake), 1, 1 },
-	{ "fabric_create", TORUS_IOC_FABRIC_CREATE, sizeof(struct torus_fabric_create), 0, 0 },
-	{ "fabric_destroy", TORUS_IOC_FABRIC_DESTROY, sizeof(struct torus_fabric_destroy), 0, 0 },
-	{ "fabric_query/ctl", TORUS_IOC_FABRIC_QUERY, sizeof(struct torus_fabric_query), 0, 1 },
-	{ "fabric_query/node", TORUS_IOC_FABRIC_QUERY, sizeof(struct torus_fabric_query), 1, 1 },
-	{ "node_query", TORUS_IOC_NODE_QUERY, sizeof(struct torus_node_query), 1, 1 },
-	{ "post", TORUS_IOC_POST, sizeof(struct torus_post), 1, 0 },
-	{ "cq_wait", TORUS_IOC_CQ_WAIT, sizeof(struct torus_cq_wait), 1, 1 },
-	{ "counters/ctl", TORUS_IOC_COUNTERS, sizeof(struct torus_counters), 0, 1 },
-	{ "counters/node", TORUS_IOC_COUNTERS, sizeof(struct torus_counters), 1, 1 },
-	{ "link_fault", TORUS_IOC_LINK_FAULT, sizeof(struct torus_link_fault), 0, 1 },
+	/* the handshake grew (max_mrs, max_mr_bytes): an older caller's size still works */
+	{ "handshake/ctl", TORUS_IOC_HANDSHAKE, sizeof(struct torus_handshake), 0, 1,
+	  offsetof(struct torus_handshake, max_mrs) },
+	{ "handshake/node", TORUS_IOC_HANDSHAKE, sizeof(struct torus_handshake), 1, 1,
+	  offsetof(struct torus_handshake, max_mrs) },
+	{ "fabric_create", TORUS_IOC_FABRIC_CREATE, sizeof(struct torus_fabric_create), 0, 0, 0 },
+	{ "fabric_destroy", TORUS_IOC_FABRIC_DESTROY, sizeof(struct torus_fabric_destroy), 0, 0, 0 },
+	{ "fabric_query/ctl", TORUS_IOC_FABRIC_QUERY, sizeof(struct torus_fabric_query), 0, 1, 0 },
+	{ "fabric_query/node", TORUS_IOC_FABRIC_QUERY, sizeof(struct torus_fabric_query), 1, 1, 0 },
+	{ "node_query", TORUS_IOC_NODE_QUERY, sizeof(struct torus_node_query), 1, 1, 0 },
+	{ "post", TORUS_IOC_POST, sizeof(struct torus_post), 1, 0, 0 },
+	{ "cq_wait", TORUS_IOC_CQ_WAIT, sizeof(struct torus_cq_wait), 1, 1, 0 },
+	{ "counters/ctl", TORUS_IOC_COUNTERS, sizeof(struct torus_counters), 0, 1, 0 },
+	{ "counters/node", TORUS_IOC_COUNTERS, sizeof(struct torus_counters), 1, 1, 0 },
+	{ "link_fault", TORUS_IOC_LINK_FAULT, sizeof(struct torus_link_fault), 0, 1, 0 },
+	{ "mr_reg", TORUS_IOC_MR_REG, sizeof(struct torus_mr_reg), 1, 0, 0 },
+	{ "mr_dereg", TORUS_IOC_MR_DEREG, sizeof(struct torus_mr_dereg), 1, 0, 0 },
 };
 
 #define ARGBUF 1024
 static struct torus_desc valid_desc;
 static struct torus_seg valid_seg;
 static struct torus_cqe cqe_buf[4];
+static unsigned char mr_buf[256];
 
 /* Fill @buf with a valid argument for @i (size field set by the caller). */
 static void valid_arg(const struct ioc *i, const struct tv_fabric *f, void *buf)
@@ -129,6 +137,13 @@ static void valid_arg(const struct ioc *i, const struct tv_fabric *f, void *buf)
 	case TORUS_CMD_LINK_FAULT:
 		((struct torus_link_fault *)buf)->fabric_id = f->id; /* flags 0: clear */
 		break;
+	case TORUS_CMD_MR_REG:
+		((struct torus_mr_reg *)buf)->addr = (uintptr_t)mr_buf;
+		((struct torus_mr_reg *)buf)->length = sizeof(mr_buf);
+		break;
+	case TORUS_CMD_MR_DEREG:
+		((struct torus_mr_dereg *)buf)->key = 1; /* ENOENT or a registration above */
+		break;
 	}
 }
 
@@ -158,7 +173,11 @@ TEST_F(abi, handshake__reports_version_limits_and_ioctls)
 		EXPECT_LE(1, h.max_batch);
 		EXPECT_LE(1 << 20, h.max_matrix_bytes);
 		EXPECT_EQ(0, h.features & ~(__u64)(TORUS_FEAT_ONE_PORT | TORUS_FEAT_ROUTE |
-						 TORUS_FEAT_LINK_FAULT | TORUS_FEAT_EPOLL));
+						 TORUS_FEAT_LINK_FAULT | TORUS_FEAT_EPOLL |
+						 TORUS_FEAT_MR | TORUS_FEAT_CQ_WAKE_ONCE));
+		EXPECT_TRUE(h.features & TORUS_FEAT_MR);
+		EXPECT_LE(1, h.max_mrs);
+		EXPECT_LE(1 << 20, h.max_mr_bytes);
 		EXPECT_TRUE(h.features & TORUS_FEAT_ONE_PORT);
 		EXPECT_TRUE(h.features & TORUS_FEAT_ROUTE);
 		EXPECT_TRUE(h.features & TORUS_FEAT_EPOLL);
@@ -172,10 +191,12 @@ TEST_F(abi, ioctl__size_below_minimum_is_einval)
 
 	TV_SKIPPED();
 	for (i = iocs; i < iocs + sizeof(iocs) / sizeof(iocs[0]); i++) {
+		size_t min = i->min_size ? i->min_size : i->size;
+
 		valid_arg(i, &self->f, buf);
-		*(__u32 *)buf = i->size - 1;
+		*(__u32 *)buf = min - 1;
 		EXPECT_EQ(-EINVAL, tv_ioctl(ioc_fd(self, i), i->cmd, buf))
-			TH_LOG("%s at size %zu", i->name, i->size - 1);
+			TH_LOG("%s at size %zu", i->name, min - 1);
 		*(__u32 *)buf = 0;
 		EXPECT_EQ(-EINVAL, tv_ioctl(ioc_fd(self, i), i->cmd, buf))
 			TH_LOG("%s at size 0", i->name);
@@ -629,8 +650,8 @@ TEST_F(abi, ioctl__command_on_the_wrong_device_is_enotty)
 		EXPECT_EQ(-ENOTTY, tv_ioctl(fd, i->cmd, buf)) TH_LOG("%s on the other device", i->name);
 		EXPECT_EQ(-ENOTTY, tv_ioctl(fd, i->cmd, NULL)) TH_LOG("%s, NULL argument", i->name);
 	}
-	/* node_query, post, cq_wait; fabric_create, fabric_destroy, link_fault */
-	EXPECT_EQ(6, wrong);
+	/* node_query, post, cq_wait, mr_reg, mr_dereg; fabric_create, fabric_destroy, link_fault */
+	EXPECT_EQ(8, wrong);
 	EXPECT_EQ(before, count_fabrics(self->ctl));
 	EXPECT_EQ(-EBUSY, tv_destroy(self->ctl, self->f.id));
 }
