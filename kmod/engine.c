@@ -64,6 +64,8 @@ static void __torus_complete(struct torus_kdesc *d, int status, u64 bytes, u32 p
 		.t_end_ns = t_end,
 	};
 
+	/* a caller that reaps this completion may deregister what @d named */
+	__torus_kdesc_mrs_done(d);
 	trace_torus_complete(d->node->fab->id, d->node->id, d->port, d->op, peer, tag, e.bytes,
 			     status, t_start, t_end);
 	if (status)
@@ -98,6 +100,7 @@ void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct to
 
 	if (!status)
 		torus_copy_segs(r->mx->vaddr, r->segs, r->nsegs, msg->data, &flat, 1, msg->len);
+	torus_kdesc_drop_mrs(r);	/* unpinned, if deregistered, before it completes */
 	spin_lock(&f->lock);
 	rp->fifo_used -= msg->len;
 	__torus_wake_waiters(&rp->waiters);
@@ -212,6 +215,10 @@ static bool torus_engine_step(struct torus_engine *eng)
 			status = -ENOMEM;
 		}
 	}
+	/* the copy is over: registrations go (unpinned, if deregistered) before completing */
+	torus_kdesc_drop_mrs(d);
+	if (r)
+		torus_kdesc_drop_mrs(r);
 
 	spin_lock(&f->lock);
 	if (torus_one_port(f)) {

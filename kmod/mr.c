@@ -41,7 +41,8 @@ static void torus_mr_release(struct kref *ref)
 	kfree(mr);
 }
 
-static void torus_mr_put(struct torus_mr *mr)
+/* The last reference unpins: the caller may sleep. */
+void torus_mr_put(struct torus_mr *mr)
 {
 	kref_put(&mr->ref, torus_mr_release);
 }
@@ -227,11 +228,14 @@ struct torus_mr *torus_mr_hold(struct torus_file *tf, u32 key)
 	return mr;
 }
 
-/* Drop a segment's hold; the last reference unpins, so the caller may sleep. */
-void torus_mr_unhold(struct torus_mr *mr)
+/*
+ * A segment's descriptor is done with @mr: MR_DEREG may go ahead. Called
+ * before the completion becomes visible (any context), so a caller that
+ * reaped it can deregister; the reference goes with torus_mr_put().
+ */
+void torus_mr_done(struct torus_mr *mr)
 {
 	atomic_dec(&mr->inflight);
-	torus_mr_put(mr);
 }
 
 /*

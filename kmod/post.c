@@ -20,15 +20,47 @@
 #include "torus.h"
 #include "trace.h"
 
-/* Drops the last hold on a registration, which unpins it: may sleep. */
-void torus_kdesc_free(struct torus_kdesc *d)
+/*
+ * @d is completing: its registrations stop counting it in flight, before
+ * its completion can be reaped. Any context (the completers hold fab->lock).
+ */
+void __torus_kdesc_mrs_done(struct torus_kdesc *d)
 {
 	u32 i;
 
-	might_sleep();
+	if (!d->mr_inflight)
+		return;
+	d->mr_inflight = false;
 	for (i = 0; i < d->nsegs; i++)
 		if (d->segs[i].mr)
-			torus_mr_unhold(d->segs[i].mr);
+			torus_mr_done(d->segs[i].mr);
+}
+
+/*
+ * @d's copy is over: drop its registrations now (unpinning those already
+ * deregistered), before it completes. May sleep.
+ */
+void torus_kdesc_drop_mrs(struct torus_kdesc *d)
+{
+	u32 i;
+
+	if (!d->has_mr)
+		return;
+	__torus_kdesc_mrs_done(d);
+	for (i = 0; i < d->nsegs; i++) {
+		if (d->segs[i].mr) {
+			torus_mr_put(d->segs[i].mr);
+			d->segs[i].mr = NULL;
+		}
+	}
+	d->has_mr = false;
+}
+
+/* Drops the last hold on a registration, which unpins it: may sleep. */
+void torus_kdesc_free(struct torus_kdesc *d)
+{
+	might_sleep();
+	torus_kdesc_drop_mrs(d);
 	torus_matrix_put(d->mx);
 	kfree(d);
 }
@@ -181,6 +213,7 @@ static int torus_seg_resolve(struct torus_file *tf, struct torus_kdesc *d, u32 k
 		if (!mr)
 			return -ENOENT;
 		d->has_mr = true;
+		d->mr_inflight = true;
 	}
 	ks->mr = mr;
 	ks->offset = off;
@@ -261,6 +294,7 @@ static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u3
 	d->nsegs = 0;
 	d->len = 0;
 	d->has_mr = false;
+	d->mr_inflight = false;
 	ret = torus_segs_from_user(tf, d, ud);
 	if (ret)
 		goto err_free_desc;

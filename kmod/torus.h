@@ -89,6 +89,7 @@ struct torus_kdesc {
 	struct torus_file *file;	/* posting file: compared, never dereferenced */
 	struct torus_matrix *mx;	/* poster's matrix, one reference */
 	bool has_mr;			/* a segment names a registration */
+	bool mr_inflight;		/* its segments still count in their mrs' inflight */
 	u64 tag;
 	u64 user_data;
 	u64 clock_ns;			/* send: poster's node clock at post */
@@ -276,10 +277,13 @@ void torus_file_mrs_destroy(struct torus_file *tf);
 int torus_mr_reg(struct torus_file *tf, struct torus_mr_reg *r);
 int torus_mr_dereg(struct torus_file *tf, u32 key);
 struct torus_mr *torus_mr_hold(struct torus_file *tf, u32 key);
-void torus_mr_unhold(struct torus_mr *mr);
+void torus_mr_done(struct torus_mr *mr);
+void torus_mr_put(struct torus_mr *mr);
 
 /* post.c */
 void torus_kdesc_free(struct torus_kdesc *d);
+void __torus_kdesc_mrs_done(struct torus_kdesc *d);
+void torus_kdesc_drop_mrs(struct torus_kdesc *d);
 void torus_kdesc_free_list(struct list_head *list);
 struct torus_kdesc *__torus_claim_recv(struct torus_port *rp, u64 tag);
 void __torus_unqueue_send(struct torus_kdesc *d);

@@ -940,7 +940,13 @@ static void fz_ioctl(void)
 	}
 
 	if (itimer) {
-		struct itimerval it = { .it_value = { .tv_usec = 20000 } };
+		/*
+		 * Repeating: on a loaded host the first tick can fire between
+		 * setitimer() and the ioctl, and a one-shot timer then leaves a
+		 * forever-wait nobody ends (the guest suite hung so once).
+		 */
+		struct itimerval it = { .it_value = { .tv_usec = 20000 },
+					.it_interval = { .tv_usec = 20000 } };
 
 		setitimer(ITIMER_REAL, &it, NULL);
 	}
