@@ -14,7 +14,7 @@
 
 struct tc_boot {
 	int rank, size;
-	uint32_t seq; /* communicators this process made before: the exchange's key */
+	uint32_t seq; /* communicators this process made before: the PMIx key */
 	int (*oob_allgather)(void *ctx, const void *sendbuf, void *recvbuf, size_t bytes);
 	void *oob_ctx;
 };
