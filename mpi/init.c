@@ -196,6 +196,10 @@ static tc_comm_t *tm_verbs_open(MPI_Comm comm, int world, char *why, size_t len)
 		tm_dims(attr.oob_size, dims, sizeof(dims));
 		attr.dims = dims;
 	}
+	if (attr.oob_size < 2) { /* a group fact: no rank of it tries */
+		snprintf(why, len, "one rank is no torus");
+		return NULL;
+	}
 	ret = tc_comm_create(&attr, &tc);
 	ok = !ret;
 	if (ret)
@@ -224,8 +228,11 @@ tc_comm_t *tm_comm_lookup(MPI_Comm comm)
 	if (PMPI_Comm_get_attr(comm, tm.keyval, &val, &found) == MPI_SUCCESS && found)
 		return ((struct tm_map *)val)->tc;
 	m = calloc(1, sizeof(*m));
-	if (!m)
-		return NULL; /* not cached: the next call asks again, same answer */
+	if (!m) { /* the other ranks may go on to a collective: stop rather than hang */
+		fprintf(stderr, "torusmpi: rank %d: out of memory mapping a communicator\n", tm.world_rank);
+		PMPI_Abort(comm, 1);
+		return NULL;
+	}
 	/* Group facts: the same answer on every rank of comm. */
 	if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter)
 		PMPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp);
@@ -234,6 +241,8 @@ tc_comm_t *tm_comm_lookup(MPI_Comm comm)
 	} else if (!inter && tm.transport == TC_TRANSPORT_VERBS) {
 		m->tc = tm_verbs_open(comm, 0, why, sizeof(why));
 		m->own = m->tc != NULL;
+		if (!m->tc && tm.stats)
+			fprintf(stderr, "torusmpi: rank %d: a communicator goes to MPI: %s\n", tm.world_rank, why);
 	}
 	if (m->own) {
 		tm.owned_made++;
