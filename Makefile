@@ -51,9 +51,10 @@ check: deps
 	-@$(MAKE) --no-print-directory check-tools
 	-@$(MAKE) --no-print-directory check-vm
 	-@$(MAKE) --no-print-directory check-verbs
+	-@$(MAKE) --no-print-directory check-mpi
 	-@$(MAKE) --no-print-directory check-cluster
 	-@$(MAKE) --no-print-directory check-debug-warm
-	@tests/summarize $(O)/results unit tools vm verbs cluster debug
+	@tests/summarize $(O)/results unit tools vm verbs mpi cluster debug
 
 # demo: deps, a quiet build (build/demo/build.log), load torus.ko with a 4x4
 # torus (in a guest when this host cannot load modules), messages on every

@@ -3,13 +3,24 @@
  * MPI_Init / MPI_Finalize wrappers, configuration, the communicator map and
  * the statistics.
  *
- * MPI_COMM_WORLD maps onto the whole fabric TC_FABRIC (node = world rank)
- * when every rank could open its node and the fabric has exactly as many
- * nodes as MPI_COMM_WORLD has ranks (agreed with one PMPI_Allreduce). A
- * communicator congruent to MPI_COMM_WORLD (same group, same order: a dup)
- * runs on the same tc_comm; every other communicator goes to PMPI. The
- * answer is cached on the communicator as an attribute; MPI_Comm_free's
- * delete callback releases it.
+ * On the device (TC_TRANSPORT unset or dev), MPI_COMM_WORLD maps onto the
+ * whole fabric TC_FABRIC (node = world rank) when every rank could open its
+ * node and the fabric has exactly as many nodes as MPI_COMM_WORLD has ranks
+ * (agreed with one PMPI_Allreduce). A communicator congruent to
+ * MPI_COMM_WORLD (same group, same order: a dup) runs on the same tc_comm;
+ * every other communicator goes to PMPI.
+ *
+ * Over verbs (TC_TRANSPORT=verbs), MPI_COMM_WORLD gets a verbs communicator
+ * bootstrapped through the public out-of-band hook (tc_comm_attr.
+ * oob_allgather) with PMPI_Allgather, not PMIx; a congruent communicator
+ * shares it, and any other intracommunicator (a split, a reordering, an odd
+ * part) gets its own, made the same way on that communicator at its first
+ * collective (which every rank of it calls) and agreed on with a
+ * PMPI_Allreduce, so either all of its ranks serve it or none.
+ *
+ * The answer is cached on the communicator as an attribute; MPI_Comm_free's
+ * delete callback releases it (and destroys a communicator's own verbs
+ * tc_comm). MPI_Finalize destroys those of communicators never freed.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,11 +32,14 @@
 
 struct tm_state tm = { .keyval = MPI_KEYVAL_INVALID };
 
-/* What the attribute holds: the tc_comm or NULL (PMPI). */
+/* What the attribute holds: the tc_comm or NULL (PMPI). A map that owns
+ * its tc_comm (verbs, not congruent to WORLD) is on tm_owned, newest first. */
 struct tm_map {
 	tc_comm_t *tc;
+	int own;
+	struct tm_map *next;
 };
-static int tm_maps_live; /* communicators other than WORLD holding tm.tc */
+static struct tm_map *tm_owned;
 
 struct tm_algo_count {
 	char algo[32];
@@ -89,6 +103,9 @@ static void tm_print_stats(void)
 	}
 	if (!tm.tc && tm.world_rank == 0 && tm.enabled)
 		fprintf(stderr, "torusmpi: not serving: %s\n", tm.why_not);
+	if (tm.tc && tm.world_rank == 0)
+		fprintf(stderr, "torusmpi: transport %s: MPI_COMM_WORLD and its dups, %d other communicators\n",
+			tc_comm_transport_name(tm.tc), tm.owned_made);
 	fprintf(stderr, "torusmpi: rank %d served %lu calls, passed %lu to MPI\n", tm.world_rank, served, passed);
 	for (c = 0; c < TM_NCOLL; c++) {
 		if (!tm_stats[c].served && !tm_stats[c].passed)
@@ -107,6 +124,17 @@ static void tm_print_stats(void)
 	fflush(stderr);
 }
 
+static void tm_unown(struct tm_map *m)
+{
+	struct tm_map **pp;
+
+	for (pp = &tm_owned; *pp; pp = &(*pp)->next)
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
+}
+
 static int tm_delete_attr(MPI_Comm comm, int keyval, void *val, void *extra)
 {
 	struct tm_map *m = val;
@@ -114,16 +142,83 @@ static int tm_delete_attr(MPI_Comm comm, int keyval, void *val, void *extra)
 	(void)comm;
 	(void)keyval;
 	(void)extra;
-	if (m->tc)
-		tm_maps_live--;
+	if (m->own) {
+		tm_unown(m);
+		tc_comm_destroy(m->tc);
+	}
 	free(m);
 	return MPI_SUCCESS;
+}
+
+/* The out-of-band allgather libtoruscoll's verbs bootstrap calls: PMPI on
+ * the communicator being mapped (ctx points at it). */
+static int tm_oob_allgather(void *ctx, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+	if (bytes > INT_MAX)
+		return -EOVERFLOW;
+	return PMPI_Allgather(sendbuf, (int)bytes, MPI_BYTE, recvbuf, (int)bytes, MPI_BYTE, *(MPI_Comm *)ctx) ==
+			       MPI_SUCCESS ? 0 : -EIO;
+}
+
+/* The near-square r x c (r the largest divisor <= sqrt(n)), or a ring: the
+ * logical torus of a communicator other than WORLD (TC_DIMS is WORLD's). */
+static void tm_dims(int n, char *buf, size_t len)
+{
+	int r;
+
+	for (r = 1; (r + 1) * (r + 1) <= n; r++)
+		;
+	while (r > 1 && n % r)
+		r--;
+	if (r == 1)
+		snprintf(buf, len, "%d", n);
+	else
+		snprintf(buf, len, "%dx%d", r, n / r);
+}
+
+/* A verbs tc_comm for comm, bootstrapped over PMPI on comm, or NULL (with
+ * the reason in why) on every rank of comm alike. Collective over comm. */
+static tc_comm_t *tm_verbs_open(MPI_Comm comm, int world, char *why, size_t len)
+{
+	struct tc_comm_attr attr;
+	tc_comm_t *tc = NULL;
+	char dims[32];
+	int ok, all_ok = 0, ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.transport = TC_TRANSPORT_VERBS;
+	attr.oob_allgather = tm_oob_allgather;
+	attr.oob_ctx = &comm;
+	PMPI_Comm_rank(comm, &attr.oob_rank);
+	PMPI_Comm_size(comm, &attr.oob_size);
+	if (!world) {
+		tm_dims(attr.oob_size, dims, sizeof(dims));
+		attr.dims = dims;
+	}
+	if (attr.oob_size < 2) { /* a group fact: no rank of it tries */
+		snprintf(why, len, "one rank is no torus");
+		return NULL;
+	}
+	ret = tc_comm_create(&attr, &tc);
+	ok = !ret;
+	if (ret)
+		snprintf(why, len, "rank %d: %s", tm.world_rank, *tc_last_error() ? tc_last_error() : tc_strerror(ret));
+	PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+	if (!all_ok && ok)
+		snprintf(why, len, "another rank could not make its verbs communicator");
+	if (!all_ok && tc) {
+		tc_comm_destroy(tc);
+		tc = NULL;
+	}
+	return tc;
 }
 
 tc_comm_t *tm_comm_lookup(MPI_Comm comm)
 {
 	struct tm_map *m;
 	int found = 0, inter = 1, cmp = MPI_UNEQUAL;
+	char why[160];
 	void *val;
 
 	if (!tm.tc || comm == MPI_COMM_NULL)
@@ -132,21 +227,36 @@ tc_comm_t *tm_comm_lookup(MPI_Comm comm)
 		return tm.tc;
 	if (PMPI_Comm_get_attr(comm, tm.keyval, &val, &found) == MPI_SUCCESS && found)
 		return ((struct tm_map *)val)->tc;
-	m = malloc(sizeof(*m));
-	if (!m)
-		return NULL; /* not cached: the next call asks again, same answer */
+	m = calloc(1, sizeof(*m));
+	if (!m) { /* the other ranks may go on to a collective: stop rather than hang */
+		fprintf(stderr, "torusmpi: rank %d: out of memory mapping a communicator\n", tm.world_rank);
+		PMPI_Abort(comm, 1);
+		return NULL;
+	}
 	/* Group facts: the same answer on every rank of comm. */
 	if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter)
 		PMPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp);
-	m->tc = (cmp == MPI_IDENT || cmp == MPI_CONGRUENT) ? tm.tc : NULL;
-	if (PMPI_Comm_set_attr(comm, tm.keyval, m) != MPI_SUCCESS) {
+	if (cmp == MPI_IDENT || cmp == MPI_CONGRUENT) {
+		m->tc = tm.tc;
+	} else if (!inter && tm.transport == TC_TRANSPORT_VERBS) {
+		m->tc = tm_verbs_open(comm, 0, why, sizeof(why));
+		m->own = m->tc != NULL;
+		if (!m->tc && tm.stats)
+			fprintf(stderr, "torusmpi: rank %d: a communicator goes to MPI: %s\n", tm.world_rank, why);
+	}
+	if (m->own) {
+		tm.owned_made++;
+		m->next = tm_owned;
+		tm_owned = m;
+	}
+	if (PMPI_Comm_set_attr(comm, tm.keyval, m) != MPI_SUCCESS && !m->own) {
+		/* not cached: the next call asks again, with the same answer */
 		tc_comm_t *tc = m->tc;
 
 		free(m);
 		return tc;
 	}
-	if (m->tc)
-		tm_maps_live++;
+	/* (an own tc_comm not cached stays on tm_owned until MPI_Finalize) */
 	return m->tc;
 }
 
@@ -169,13 +279,69 @@ static size_t tm_env_bytes(const char *var, size_t def)
 	return x;
 }
 
-/* Open node = world rank of fabric TC_FABRIC; serve only if every rank did
- * and the fabric is exactly MPI_COMM_WORLD. */
-static void tm_setup(void)
+/* Open node = world rank of fabric TC_FABRIC; 1 if this rank can serve
+ * MPI_COMM_WORLD on it (the caller agrees with the other ranks). */
+static int tm_dev_open(void)
 {
 	struct tc_comm_attr attr;
+	const char *v = getenv("TC_FABRIC");
+	int ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.transport = TC_TRANSPORT_DEV;
+	if (v && *v) {
+		char *end;
+		unsigned long f = strtoul(v, &end, 10);
+
+		if (*end || f > UINT32_MAX) {
+			snprintf(tm.why_not, sizeof(tm.why_not), "TC_FABRIC=%s: not a fabric id", v);
+			return 0;
+		}
+		attr.fabric_id = f;
+	}
+	attr.node = tm.world_rank;
+	ret = tc_comm_create(&attr, &tm.tc);
+	if (ret) {
+		snprintf(tm.why_not, sizeof(tm.why_not), "rank %d: %s", tm.world_rank,
+			 *tc_last_error() ? tc_last_error() : tc_strerror(ret));
+		return 0;
+	}
+	if (tc_comm_size(tm.tc) != tm.world_size) {
+		snprintf(tm.why_not, sizeof(tm.why_not),
+			 "fabric %u has %d nodes, MPI_COMM_WORLD %d ranks (sub-tori are not served)", attr.fabric_id,
+			 tc_comm_size(tm.tc), tm.world_size);
+		return 0;
+	}
+	return 1;
+}
+
+/* TC_TRANSPORT: dev (default) or verbs, the same on every rank (agreed:
+ * a mix would run different bootstraps); 0 if not. */
+static int tm_transport(void)
+{
+	const char *v = getenv("TC_TRANSPORT");
+	int t[2], all[2];
+
+	if (!v || !*v || !strcmp(v, "dev"))
+		t[0] = TC_TRANSPORT_DEV;
+	else if (!strcmp(v, "verbs"))
+		t[0] = TC_TRANSPORT_VERBS;
+	else
+		t[0] = 0;
+	t[1] = -t[0];
+	PMPI_Allreduce(t, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (!t[0])
+		snprintf(tm.why_not, sizeof(tm.why_not), "TC_TRANSPORT=%s: dev and verbs are served", v);
+	else if (all[0] != -all[1])
+		snprintf(tm.why_not, sizeof(tm.why_not), "the ranks do not agree on TC_TRANSPORT");
+	return all[0] == -all[1] ? t[0] : 0;
+}
+
+static void tm_setup(void)
+{
 	const char *v;
-	int ok = 1, all_ok = 0, ret;
+	int ok, all_ok = 0;
 
 	v = getenv("TORUS_MPI");
 	tm.enabled = !(v && (!strcmp(v, "off") || !strcmp(v, "0")));
@@ -188,42 +354,16 @@ static void tm_setup(void)
 		snprintf(tm.why_not, sizeof(tm.why_not), "TORUS_MPI=off");
 		return;
 	}
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.transport = TC_TRANSPORT_DEV;
-	v = getenv("TC_TRANSPORT");
-	if (v && *v && strcmp(v, "dev")) {
-		snprintf(tm.why_not, sizeof(tm.why_not), "TC_TRANSPORT=%s: only dev is served", v);
-		ok = 0;
+	tm.transport = tm_transport();
+	if (tm.transport == TC_TRANSPORT_VERBS) {
+		tm.tc = tm_verbs_open(MPI_COMM_WORLD, 1, tm.why_not, sizeof(tm.why_not));
+		all_ok = tm.tc != NULL;
+	} else if (tm.transport == TC_TRANSPORT_DEV) {
+		ok = tm_dev_open();
+		PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		if (!all_ok && ok)
+			snprintf(tm.why_not, sizeof(tm.why_not), "another rank could not open its node");
 	}
-	v = getenv("TC_FABRIC");
-	if (ok && v && *v) {
-		char *end;
-		unsigned long f = strtoul(v, &end, 10);
-
-		if (*end || f > UINT32_MAX) {
-			snprintf(tm.why_not, sizeof(tm.why_not), "TC_FABRIC=%s: not a fabric id", v);
-			ok = 0;
-		}
-		attr.fabric_id = f;
-	}
-	attr.node = tm.world_rank;
-	if (ok) {
-		ret = tc_comm_create(&attr, &tm.tc);
-		if (ret) {
-			snprintf(tm.why_not, sizeof(tm.why_not), "rank %d: %s", tm.world_rank,
-				 *tc_last_error() ? tc_last_error() : tc_strerror(ret));
-			ok = 0;
-		} else if (tc_comm_size(tm.tc) != tm.world_size) {
-			snprintf(tm.why_not, sizeof(tm.why_not),
-				 "fabric %u has %d nodes, MPI_COMM_WORLD %d ranks (sub-tori are not served)",
-				 attr.fabric_id, tc_comm_size(tm.tc), tm.world_size);
-			ok = 0;
-		}
-	}
-	PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	if (!all_ok && ok)
-		snprintf(tm.why_not, sizeof(tm.why_not), "another rank could not open its node");
 	if (all_ok && PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, tm_delete_attr, &tm.keyval, NULL) != MPI_SUCCESS) {
 		snprintf(tm.why_not, sizeof(tm.why_not), "MPI_Comm_create_keyval failed");
 		all_ok = 0; /* a local failure of a local call: abort rather than diverge */
@@ -232,6 +372,24 @@ static void tm_setup(void)
 	if (!all_ok && tm.tc) {
 		tc_comm_destroy(tm.tc);
 		tm.tc = NULL;
+	}
+}
+
+/* The verbs communicators of communicators never freed, oldest first (the
+ * order their ranks made them in), each left mapped to PMPI. */
+static void tm_destroy_owned(void)
+{
+	struct tm_map *m, *rev = NULL;
+
+	while ((m = tm_owned)) {
+		tm_owned = m->next;
+		m->next = rev;
+		rev = m;
+	}
+	for (m = rev; m; m = m->next) {
+		tc_comm_destroy(m->tc);
+		m->tc = NULL;
+		m->own = 0;
 	}
 }
 
@@ -260,6 +418,7 @@ int MPI_Finalize(void)
 	if (tm.tc) {
 		/* No rank closes its node while a peer may still be sending to it. */
 		PMPI_Barrier(MPI_COMM_WORLD);
+		tm_destroy_owned();
 		tc_comm_destroy(tm.tc);
 		tm.tc = NULL;
 	}

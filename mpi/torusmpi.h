@@ -41,9 +41,11 @@ struct tm_state {
 	int enabled;	     /* TORUS_MPI is not "off" */
 	int stats;	     /* TORUS_MPI_STATS=1 */
 	size_t max_bytes;    /* TORUS_MPI_MAX_BYTES: largest vector served */
+	int transport;	     /* TC_TRANSPORT_DEV or _VERBS; 0: serve nothing */
+	int owned_made;	     /* verbs communicators made for non-WORLD groups */
 	int world_rank;
 	int world_size;
-	tc_comm_t *tc;	     /* the fabric, node = world rank; NULL: serve nothing */
+	tc_comm_t *tc;	     /* MPI_COMM_WORLD's (device: node = world rank); NULL: serve nothing */
 	int keyval;	     /* caches the mapping on each communicator */
 	char why_not[160];   /* why tc is NULL */
 };

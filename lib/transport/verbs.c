@@ -1162,8 +1162,16 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	}
 	if (ret)
 		goto err_free;
+	/* An out-of-band exchange runs on the caller's own group (an MPI
+	 * communicator), not the whole job: ranks may have made different
+	 * numbers of communicators before. They agree on the largest number,
+	 * which their connection hellos then carry. */
+	for (int r = 0; vb->boot.oob_allgather && r < vb->size; r++)
+		if (all[r].seq > vb->seq)
+			vb->seq = all[r].seq;
 	for (int r = 0; r < vb->size; r++) {
-		if (all[r].magic != TC_VB_MAGIC || all[r].rank != r || all[r].seq != vb->seq) {
+		if (all[r].magic != TC_VB_MAGIC || all[r].rank != r ||
+		    (all[r].seq != vb->seq && !vb->boot.oob_allgather)) {
 			ret = tc_err(-EPROTO, "transport verbs: rank %d's connection data is malformed (different library versions?)",
 				     r);
 			goto err_free;

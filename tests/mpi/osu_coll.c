@@ -5,9 +5,10 @@
  * microseconds. A plain MPI program: compare plain Open MPI with the same
  * run under LD_PRELOAD=libtorusmpi.so.
  *
- *   osu_coll [-t alltoall|allgather|barrier] [-m MIN:MAX] [-f FACTOR] [-i ITERS] [-w WARMUP] [-c]
+ *   osu_coll [-t alltoall|allgather|barrier[,...]] [-m MIN:MAX] [-f FACTOR] [-i ITERS] [-w WARMUP] [-c]
  *
- * Sizes go from MIN to MAX, multiplied by FACTOR (default 2) each time.
+ * Sizes go from MIN to MAX, multiplied by FACTOR (default 2) each time. A
+ * list of collectives runs them one after the other in one job.
  *
  * -c validates every iteration: each rank fills its send buffer with a
  * pattern of (rank, peer, iteration) and checks every received byte; rank 0
@@ -26,105 +27,122 @@ static unsigned char pat(int src, int dst, int it, size_t k)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: osu_coll [-t alltoall|allgather|barrier] [-m MIN:MAX] [-f FACTOR] [-i ITERS] [-w WARMUP] [-c]\n");
+	fprintf(stderr,
+		"usage: osu_coll [-t alltoall|allgather|barrier[,...]] [-m MIN:MAX] [-f FACTOR] [-i ITERS] [-w WARMUP] [-c]\n");
 	exit(2);
 }
 
-int main(int argc, char **argv)
-{
-	const char *type = "alltoall";
-	size_t minb = 1, maxb = 65536;
-	int iters = 20, warm = 3, check = 0, factor = 2, opt, rank, n, tapn = 0, tapfail = 0;
+struct osu {
+	size_t minb, maxb;
+	int iters, warm, check, factor, rank, n, tapn, tapfail;
 	unsigned char *s, *r;
+};
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &n);
-	while ((opt = getopt(argc, argv, "t:m:f:i:w:c")) != -1) {
-		switch (opt) {
-		case 't':
-			type = optarg;
-			break;
-		case 'm':
-			if (sscanf(optarg, "%zu:%zu", &minb, &maxb) != 2)
-				usage();
-			break;
-		case 'f':
-			factor = atoi(optarg);
-			if (factor < 2)
-				usage();
-			break;
-		case 'i':
-			iters = atoi(optarg);
-			break;
-		case 'w':
-			warm = atoi(optarg);
-			break;
-		case 'c':
-			check = 1;
-			break;
-		default:
-			usage();
-		}
-	}
-	if (strcmp(type, "alltoall") && strcmp(type, "allgather") && strcmp(type, "barrier"))
-		usage();
-	if (!strcmp(type, "barrier"))
-		minb = maxb = 0;
-	s = malloc(maxb * n + 1);
-	r = malloc(maxb * n + 1);
+/* One collective over every size; TAP points continue o->tapn. */
+static void run(struct osu *o, const char *type)
+{
+	int a2a = !strcmp(type, "alltoall"), bar = !strcmp(type, "barrier");
+	size_t minb = bar ? 0 : o->minb, maxb = bar ? 0 : o->maxb;
+	unsigned char *s = o->s, *r = o->r;
+	int n = o->n, rank = o->rank;
+
 	if (rank == 0)
-		printf("# osu_coll %s, %d ranks, %d iterations%s\n# %-10s %12s %12s %12s\n", type, n, iters,
-		       check ? ", validated" : "", "bytes", "avg(us)", "min(us)", "max(us)");
-	for (size_t m = minb; m <= maxb; m = m ? m * factor : 1) {
+		printf("# osu_coll %s, %d ranks, %d iterations%s\n# %-10s %12s %12s %12s\n", type, n, o->iters,
+		       o->check ? ", validated" : "", "bytes", "avg(us)", "min(us)", "max(us)");
+	for (size_t m = minb; m <= maxb; m = m ? m * o->factor : 1) {
 		double t = 0, sum, mn, mx;
 		long bad = 0, allbad = 0;
 
-		for (int it = -warm; it < iters; it++) {
+		for (int it = -o->warm; it < o->iters; it++) {
 			double t0;
 
-			if (check) {
+			if (o->check) {
 				for (int d = 0; d < n; d++)
 					for (size_t k = 0; k < m; k++)
-						s[d * m + k] = pat(rank, !strcmp(type, "alltoall") ? d : -1, it, k);
+						s[d * m + k] = pat(rank, a2a ? d : -1, it, k);
 				memset(r, 0xee, m * n);
 			}
 			MPI_Barrier(MPI_COMM_WORLD);
 			t0 = MPI_Wtime();
-			if (!strcmp(type, "alltoall"))
+			if (a2a)
 				MPI_Alltoall(s, m, MPI_BYTE, r, m, MPI_BYTE, MPI_COMM_WORLD);
-			else if (!strcmp(type, "allgather"))
+			else if (!bar)
 				MPI_Allgather(s, m, MPI_BYTE, r, m, MPI_BYTE, MPI_COMM_WORLD);
 			else
 				MPI_Barrier(MPI_COMM_WORLD);
 			if (it >= 0)
 				t += MPI_Wtime() - t0;
-			if (check)
+			if (o->check)
 				for (int src = 0; src < n; src++)
 					for (size_t k = 0; k < m; k++)
-						bad += r[src * m + k] !=
-						       pat(src, !strcmp(type, "alltoall") ? rank : -1, it, k);
+						bad += r[src * m + k] != pat(src, a2a ? rank : -1, it, k);
 		}
-		t = t / iters * 1e6;
+		t = t / o->iters * 1e6;
 		PMPI_Reduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 		PMPI_Reduce(&t, &mn, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
 		PMPI_Reduce(&t, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 		PMPI_Reduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 		if (rank == 0) {
 			printf("  %-10zu %12.2f %12.2f %12.2f\n", m, sum / n, mn, mx);
-			if (check) {
-				printf("%sok %d - %s %zu B x %d ranks: every byte checked%s\n", allbad ? "not " : "", ++tapn,
-				       type, m, n, allbad ? " (wrong bytes)" : "");
-				tapfail += allbad != 0;
+			if (o->check) {
+				printf("%sok %d - %s %zu B x %d ranks: every byte checked%s\n", allbad ? "not " : "",
+				       ++o->tapn, type, m, n, allbad ? " (wrong bytes)" : "");
+				o->tapfail += allbad != 0;
 			}
 		}
 		if (!m || m == maxb)
 			break;
 	}
-	if (rank == 0 && check)
-		printf("1..%d\n", tapn);
-	free(s);
-	free(r);
+}
+
+int main(int argc, char **argv)
+{
+	struct osu o = { .minb = 1, .maxb = 65536, .iters = 20, .warm = 3, .factor = 2 };
+	char types[128] = "alltoall", list[128], *type, *save;
+	int opt;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &o.rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &o.n);
+	while ((opt = getopt(argc, argv, "t:m:f:i:w:c")) != -1) {
+		switch (opt) {
+		case 't':
+			snprintf(types, sizeof(types), "%s", optarg);
+			break;
+		case 'm':
+			if (sscanf(optarg, "%zu:%zu", &o.minb, &o.maxb) != 2)
+				usage();
+			break;
+		case 'f':
+			o.factor = atoi(optarg);
+			if (o.factor < 2)
+				usage();
+			break;
+		case 'i':
+			o.iters = atoi(optarg);
+			break;
+		case 'w':
+			o.warm = atoi(optarg);
+			break;
+		case 'c':
+			o.check = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	snprintf(list, sizeof(list), "%s", types);
+	for (type = strtok_r(list, ",", &save); type; type = strtok_r(NULL, ",", &save))
+		if (strcmp(type, "alltoall") && strcmp(type, "allgather") && strcmp(type, "barrier"))
+			usage();
+	o.s = malloc(o.maxb * o.n + 1);
+	o.r = malloc(o.maxb * o.n + 1);
+	for (type = strtok_r(types, ",", &save); type; type = strtok_r(NULL, ",", &save))
+		run(&o, type);
+	if (o.rank == 0 && o.check)
+		printf("1..%d\n", o.tapn);
+	free(o.s);
+	free(o.r);
 	MPI_Finalize();
-	return tapfail ? 1 : 0;
+	return o.tapfail ? 1 : 0;
 }
