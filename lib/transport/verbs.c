@@ -1106,6 +1106,37 @@ static int tc_vb_eager_env(uint32_t *eager)
 	return 0;
 }
 
+/* Every rank's card from the exchange: the same library, eager limit and
+ * communicator number; each rank's device set up. Filed in vb->peers. */
+static int tc_vb_check_cards(struct tc_vb *vb, struct tc_vb_card *all)
+{
+	/* An out-of-band exchange runs on the caller's own group (an MPI
+	 * communicator), not the whole job: ranks may have made different
+	 * numbers of communicators before. They agree on the largest number,
+	 * which their connection hellos then carry. */
+	for (int r = 0; vb->boot.oob_allgather && r < vb->size; r++)
+		if (all[r].seq > vb->seq)
+			vb->seq = all[r].seq;
+	for (int r = 0; r < vb->size; r++) {
+		if (all[r].magic != TC_VB_MAGIC || all[r].rank != r ||
+		    (all[r].seq != vb->seq && !vb->boot.oob_allgather)) {
+			return tc_err(-EPROTO, "transport verbs: rank %d's connection data is malformed (different library versions?)",
+				      r);
+		}
+		all[r].host[sizeof(all[r].host) - 1] = 0;
+		if (all[r].eager != vb->eager) {
+			return tc_err(-EINVAL, "transport verbs: rank %d on %s sends eagerly up to %u bytes, this rank %u: "
+				     "set TC_VERBS_EAGER alike on every rank", r, all[r].host, all[r].eager, vb->eager);
+		}
+		vb->peers[r].card = all[r];
+		if (!all[r].ok) {
+			return tc_err(-ENODEV, "transport verbs: rank %d on %s could not set up its RDMA device (see its error)",
+				     r, all[r].host);
+		}
+	}
+	return 0;
+}
+
 static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 {
 	const char *dims = attr->dims, *dev = attr->rdma_device;
@@ -1162,33 +1193,9 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	}
 	if (ret)
 		goto err_free;
-	/* An out-of-band exchange runs on the caller's own group (an MPI
-	 * communicator), not the whole job: ranks may have made different
-	 * numbers of communicators before. They agree on the largest number,
-	 * which their connection hellos then carry. */
-	for (int r = 0; vb->boot.oob_allgather && r < vb->size; r++)
-		if (all[r].seq > vb->seq)
-			vb->seq = all[r].seq;
-	for (int r = 0; r < vb->size; r++) {
-		if (all[r].magic != TC_VB_MAGIC || all[r].rank != r ||
-		    (all[r].seq != vb->seq && !vb->boot.oob_allgather)) {
-			ret = tc_err(-EPROTO, "transport verbs: rank %d's connection data is malformed (different library versions?)",
-				     r);
-			goto err_free;
-		}
-		all[r].host[sizeof(all[r].host) - 1] = 0;
-		if (all[r].eager != vb->eager) {
-			ret = tc_err(-EINVAL, "transport verbs: rank %d on %s sends eagerly up to %u bytes, this rank %u: "
-				     "set TC_VERBS_EAGER alike on every rank", r, all[r].host, all[r].eager, vb->eager);
-			goto err_free;
-		}
-		vb->peers[r].card = all[r];
-		if (!all[r].ok) {
-			ret = tc_err(-ENODEV, "transport verbs: rank %d on %s could not set up its RDMA device (see its error)",
-				     r, all[r].host);
-			goto err_free;
-		}
-	}
+	ret = tc_vb_check_cards(vb, all);
+	if (ret)
+		goto err_free;
 	free(all);
 	tp->rank = vb->rank;
 	tp->max_segs = 1;
@@ -1294,6 +1301,33 @@ static int tc_vb_buffer(struct tc_tp *tp, size_t bytes, void **base)
 	return 0;
 }
 
+/*
+ * Eager receive @ri from @peer: the sender sends without asking, so its
+ * message may be here already (unexpected); deliver it and give the slot
+ * back. Otherwise the arrival delivers it.
+ */
+static void tc_vb_recv_eager(struct tc_vb *vb, uint32_t ri, int peer, uint64_t tag)
+{
+	struct tc_vb_peer *pe = &vb->peers[peer];
+	struct tc_vb_unexp u;
+	uint32_t k;
+
+	for (k = 0; k < pe->nunexp && pe->unexp[k].tag != tag; k++)
+		;
+	if (k == pe->nunexp)
+		return;
+	u = pe->unexp[k];
+	memmove(&pe->unexp[k], &pe->unexp[k + 1], (pe->nunexp - k - 1) * sizeof(*pe->unexp));
+	pe->nunexp--;
+	tc_vb_eager_deliver(vb, ri, vb->slots + ((size_t)peer * TC_VB_RQ + u.slot) * TC_VB_SLOT, u.len);
+	if (pe->state == TC_VB_FAILED || pe->state == TC_VB_DRAINING)
+		return;
+	if (tc_vb_post_recv_slot(vb, peer, u.slot))
+		tc_vb_peer_down(vb, peer, -EIO, "reposting a receive failed");
+	else
+		pe->owed++;
+}
+
 static int tc_vb_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
 {
 	struct tc_vb *vb = to_vb(tp);
@@ -1335,26 +1369,8 @@ static int tc_vb_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
 		if (ret)
 			return ret;
 		if (xf->op == TC_XFER_RECV && r->len <= vb->eager) {
-			/* eager: the sender sends without asking; it may be here already */
-			uint32_t k;
-
+			tc_vb_recv_eager(vb, ri, xf->peer, xf->tag);
 			ret = 0;
-			for (k = 0; k < pe->nunexp && pe->unexp[k].tag != xf->tag; k++)
-				;
-			if (k < pe->nunexp) {
-				struct tc_vb_unexp u = pe->unexp[k];
-
-				memmove(&pe->unexp[k], &pe->unexp[k + 1], (pe->nunexp - k - 1) * sizeof(*pe->unexp));
-				pe->nunexp--;
-				tc_vb_eager_deliver(vb, ri, vb->slots + ((size_t)xf->peer * TC_VB_RQ + u.slot) * TC_VB_SLOT,
-						    u.len);
-				if (pe->state != TC_VB_FAILED && pe->state != TC_VB_DRAINING) {
-					if (tc_vb_post_recv_slot(vb, xf->peer, u.slot))
-						tc_vb_peer_down(vb, xf->peer, -EIO, "reposting a receive failed");
-					else
-						pe->owed++;
-				}
-			}
 		} else if (xf->op == TC_XFER_RECV) {
 			ret = tc_vb_enqueue(vb, xf->peer, TC_VB_OP_RTR, ri);
 		} else if (r->len <= vb->eager) {
