@@ -34,9 +34,20 @@
  *                  fabric timing (ts_ns, tw_ps, hop_ns; rho 0), or, for the
  *                  simulator, the module's default timing (ts 1 us, tw
  *                  0.0001 us/B, hop 0.02 us, rho 0)
- * TC_TIMEOUT_MS, TC_*_ALGO and TC_COST_* also apply to communicators created
- * from an attribute struct (timeout_ms 0); a malformed value fails
- * tc_comm_create.
+ *   TC_AUTO_CLOCK  fabric | wall: which time the library's choice minimises
+ *                  on the device and the simulator (default fabric):
+ *                  fabric, the modelled torus's own (the timing above);
+ *                  wall, the time this host takes to run the collective,
+ *                  measured when the communicator is created: a step
+ *                  costs what waking every node once costs here, a byte
+ *                  what the host's copies cost, whatever route it takes.
+ *                  Creating a communicator then is collective: every node
+ *                  of the fabric creates one (it times a few exchanges
+ *                  with its neighbours and agrees on the figures with an
+ *                  allreduce). Verbs prices the wall clock always.
+ * TC_TIMEOUT_MS, TC_*_ALGO, TC_COST_* and TC_AUTO_CLOCK also apply to
+ * communicators created from an attribute struct (timeout_ms 0, clock 0); a
+ * malformed value fails tc_comm_create.
  *
  * Errors: every failing call also leaves a one-line reason for the calling
  * thread in tc_last_error(). A collective that fails part-way (timeout,
@@ -66,6 +77,12 @@ enum tc_transport {
 	TC_TRANSPORT_VERBS = 3,
 };
 
+/* What the library's algorithm choice minimises (tc_comm_attr.clock). */
+enum tc_clock {
+	TC_CLOCK_FABRIC = 1, /* the modelled fabric's time */
+	TC_CLOCK_WALL = 2,   /* this host's wall clock, measured at creation */
+};
+
 enum tc_port_model {
 	TC_ALL_PORT = 0,
 	TC_ONE_PORT = 1,
@@ -89,9 +106,14 @@ enum tc_port_model {
  * @oob_ctx: passed to oob_allgather
  * @oob_rank: VERBS with oob_allgather: this process's rank
  * @oob_size: VERBS with oob_allgather: the number of ranks
+ * @clock: DEV, SIM: enum tc_clock, what the algorithm choice minimises;
+ *	0: TC_AUTO_CLOCK, else TC_CLOCK_FABRIC. TC_CLOCK_WALL makes
+ *	tc_comm_create collective over the fabric (see TC_AUTO_CLOCK)
+ * @__reserved2: must be 0
  *
- * The fields from @dims on are new in version 1.1; a caller built against
- * 1.0 passes the smaller size and they read as zero.
+ * The fields from @dims on are new in version 1.1, @clock in 1.2; a caller
+ * built against an older version passes the smaller size and they read as
+ * zero.
  */
 struct tc_comm_attr {
 	uint32_t size;
@@ -107,6 +129,8 @@ struct tc_comm_attr {
 	void *oob_ctx;
 	int32_t oob_rank;
 	int32_t oob_size;
+	uint32_t clock;
+	uint32_t __reserved2;
 };
 
 int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **comm);

@@ -52,7 +52,10 @@ static const char usage[] =
 	"                   startup, no per-hop time; each node sends one message\n"
 	"                   at a time and receives one at a time, for ts + bytes*tw,\n"
 	"                   then --lat US more that holds no port: the messages of\n"
-	"                   a step overlap their latencies)\n"
+	"                   a step overlap their latencies) or host (the wall clock\n"
+	"                   of a host emulating the device, TC_AUTO_CLOCK=wall: each\n"
+	"                   step with messages costs ts plus tw per byte of all of\n"
+	"                   them; routes and hops cost nothing)\n"
 	"  --explain        with --algo auto: every candidate with its predicted time\n"
 	"                   (or why it is not a candidate) and why the winner won\n"
 	"  --list           list the algorithms (of --coll if given) and exit\n"
@@ -350,8 +353,10 @@ int main(int argc, char **argv)
 				flags = TC_COST_SENDER_START;
 			else if (!strcmp(optarg, "direct"))
 				flags = TC_COST_DIRECT;
+			else if (!strcmp(optarg, "host"))
+				flags = TC_COST_HOST;
 			else
-				die(2, "--pricing %s: expected routed, device or direct", optarg);
+				die(2, "--pricing %s: expected routed, device, direct or host", optarg);
 			break;
 		case OPT_M:
 			p.block_bytes = (size_t)num("--m", optarg);
@@ -509,7 +514,8 @@ int main(int argc, char **argv)
 			if (p.hop_us > 0)
 				printf(",\"hop_us\":%g", p.hop_us);
 			if (p.flags)
-				printf(",\"pricing\":\"%s\"", p.flags & TC_COST_DIRECT ? "direct" : "device");
+				printf(",\"pricing\":\"%s\"", p.flags & TC_COST_DIRECT ? "direct"
+								   : p.flags & TC_COST_HOST ? "host" : "device");
 			if (p.lat_us > 0)
 				printf(",\"lat_us\":%g", p.lat_us);
 		}

@@ -156,6 +156,26 @@ static int tc_attr_check(const struct tc_comm_attr *attr)
 		return tc_err(-EINVAL, "tc_comm_attr.__reserved must be 0");
 	if (attr->timeout_ms < 0)
 		return tc_err(-EINVAL, "tc_comm_attr.timeout_ms %d is negative", attr->timeout_ms);
+	if (attr->size >= offsetofend(struct tc_comm_attr, __reserved2) &&
+	    (attr->clock > TC_CLOCK_WALL || attr->__reserved2))
+		return tc_err(-EINVAL, attr->__reserved2 ? "tc_comm_attr.__reserved2 must be 0"
+							  : "tc_comm_attr.clock %u: expected 0, TC_CLOCK_FABRIC or TC_CLOCK_WALL",
+			      attr->clock);
+	return 0;
+}
+
+/* What auto minimises: the attribute's clock, else TC_AUTO_CLOCK, else the fabric's. */
+static int tc_clock_choice(const struct tc_comm_attr *attr, int *clock)
+{
+	const char *v = getenv("TC_AUTO_CLOCK");
+
+	*clock = attr->clock ? (int)attr->clock : TC_CLOCK_FABRIC;
+	if (attr->clock || !v || !*v)
+		return 0;
+	if (!strcmp(v, "wall"))
+		*clock = TC_CLOCK_WALL;
+	else if (strcmp(v, "fabric"))
+		return tc_err(-EINVAL, "TC_AUTO_CLOCK=%s: expected fabric or wall", v);
 	return 0;
 }
 
@@ -199,12 +219,34 @@ static int tc_comm_env(struct tc_comm *comm)
 	return ret;
 }
 
+/* The transport attr names, into comm->tp.ops. */
+static int tc_comm_pick_transport(struct tc_comm *comm, const struct tc_comm_attr *attr)
+{
+	switch (attr->transport) {
+	case TC_TRANSPORT_DEV:
+		comm->tp.ops = &tc_transport_dev;
+		return 0;
+	case TC_TRANSPORT_SIM:
+		comm->tp.ops = &tc_transport_sim;
+		return 0;
+	case TC_TRANSPORT_VERBS:
+#ifdef TC_HAVE_VERBS
+		comm->tp.ops = &tc_transport_verbs;
+		return 0;
+#else
+		return tc_err(-EOPNOTSUPP, "libtoruscoll was built without verbs support (needs libibverbs, librdmacm and pmix)");
+#endif
+	default:
+		return tc_err(-EINVAL, "tc_comm_attr.transport %u: unknown transport", attr->transport);
+	}
+}
+
 TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 {
 	struct tc_comm_attr env, full;
 	struct tc_comm *comm;
 	double cost_env[TC_NCOST_ENV];
-	int ret, p;
+	int ret, p, clock;
 
 	if (!out)
 		return tc_err(-EINVAL, "tc_comm_create: comm pointer is NULL");
@@ -229,43 +271,37 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 	comm = calloc(1, sizeof(*comm));
 	if (!comm)
 		return tc_err(-ENOMEM, "tc_comm_create: out of memory");
-	switch (attr->transport) {
-	case TC_TRANSPORT_DEV:
-		comm->tp.ops = &tc_transport_dev;
-		break;
-	case TC_TRANSPORT_SIM:
-		comm->tp.ops = &tc_transport_sim;
-		break;
-	case TC_TRANSPORT_VERBS:
-#ifdef TC_HAVE_VERBS
-		comm->tp.ops = &tc_transport_verbs;
-		break;
-#else
-		ret = tc_err(-EOPNOTSUPP, "libtoruscoll was built without verbs support (needs libibverbs, librdmacm and pmix)");
+	ret = tc_comm_pick_transport(comm, attr);
+	if (ret)
 		goto err_free;
-#endif
-	default:
-		ret = tc_err(-EINVAL, "tc_comm_attr.transport %u: unknown transport", attr->transport);
-		goto err_free;
-	}
 	comm->tp.fabric_id = attr->fabric_id;
 	comm->tp.timeout_ms = attr->timeout_ms;
 	ret = tc_comm_env(comm);
 	if (ret)
 		goto err_free;
 	ret = tc_cost_from_env(cost_env);
+	if (!ret)
+		ret = tc_clock_choice(attr, &clock);
 	if (ret)
 		goto err_free;
 
 	ret = comm->tp.ops->open(&comm->tp, attr);
 	if (ret)
 		goto err_free;
-	for (size_t i = 0; i < TC_NCOST_ENV; i++)
-		if (cost_env[i] >= 0)
-			*(double *)((char *)&comm->tp.cost + tc_cost_env[i].off) = cost_env[i];
 	tc_shape_coords(&comm->tp.shape, comm->tp.rank, comm->coords);
 	for (p = 0; p < 2 * TC_MAX_DIMS; p++)
 		comm->neighbors[p] = p < 2 * comm->tp.shape.ndims ? tc_shape_neighbor(&comm->tp.shape, comm->tp.rank, p) : -1;
+	/* verbs measures its own network at open and prices the wall clock always */
+	if (clock == TC_CLOCK_WALL && attr->transport != TC_TRANSPORT_VERBS) {
+		ret = tc_probe_wall(comm);
+		if (ret) {
+			tc_comm_destroy(comm);
+			return ret;
+		}
+	}
+	for (size_t i = 0; i < TC_NCOST_ENV; i++)
+		if (cost_env[i] >= 0)
+			*(double *)((char *)&comm->tp.cost + tc_cost_env[i].off) = cost_env[i];
 	*out = comm;
 	return 0;
 

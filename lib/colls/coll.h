@@ -103,6 +103,9 @@ int tc_exec_barrier(struct tc_comm *comm);
 int tc_exec_bcast(struct tc_comm *comm, const struct tc_coll_args *a);
 int tc_exec_reduce(struct tc_comm *comm, const struct tc_coll_args *a);
 int tc_exec_allreduce(struct tc_comm *comm, const struct tc_coll_args *a);
+/* probe.c: measure this host's wall clock on the fabric (a collective over
+ * every node) and make it comm's cost parameters (TC_COST_HOST). */
+int tc_probe_wall(struct tc_comm *comm);
 int tc_exec_reduce_scatter(struct tc_comm *comm, const struct tc_coll_args *a);
 int tc_exec_allgatherv(struct tc_comm *comm, const struct tc_coll_args *a);
 int tc_exec_alltoallv(struct tc_comm *comm, const struct tc_coll_args *a);

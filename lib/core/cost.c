@@ -30,6 +30,8 @@
  * column then adds lat, the network's latency (LogP's L: ts is the overhead
  * o + gap, what holds the ports), after the ports are free: the messages
  * of one step overlap their latencies, the steps of a chain pay one each.
+ * TC_COST_HOST (the host's wall clock emulating the device) replaces the time
+ * column by a sum over the steps: ts plus tw times all the step's bytes.
  * lockstep_blocks is the sum over global steps of the largest message: what
  * a machine that synchronises all nodes at each step would pay.
  *
@@ -170,6 +172,7 @@ struct tc_cost_state {
 	double *dur_end;		/* per message of the step and column: its end */
 	uint32_t dur_cap;		/* messages dur_end has room for */
 	double lockstep_blocks;
+	double host_us[TC_COST_MAX_SIZES];	/* TC_COST_HOST: the sum of the steps' times */
 };
 
 static void cost_free(struct tc_cost_state *c)
@@ -260,6 +263,19 @@ static void msg_start(const struct tc_cost_state *c, const struct tc_msg *msg, c
 	}
 }
 
+/* TC_COST_HOST: a step with messages costs ts plus tw per byte of them all. */
+static void cost_host_step(struct tc_cost_state *c, const struct tc_step_view *sv)
+{
+	double blocks = 0;
+
+	if (!sv->nmsgs)
+		return;
+	for (uint32_t i = 0; i < sv->nmsgs; i++)
+		blocks += sv->msgs[i].nblk / c->np;
+	for (int k = 0; k < c->nsizes; k++)
+		c->host_us[k] += c->p.ts_us + blocks * (double)c->sizes[k] * c->p.tw_us_per_byte;
+}
+
 int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 {
 	const int NCP = c->ncp;
@@ -299,6 +315,8 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 			end[k] += c->p.lat_us;
 	}
 	c->lockstep_blocks += biggest;
+	if (c->p.flags & TC_COST_HOST)
+		cost_host_step(c, sv);
 	/* done(n, s) = max(done(n, s-1), ends of n's step-s messages) */
 	for (uint32_t i = 0; i < sv->nmsgs; i++) {
 		const struct tc_msg *msg = &sv->msgs[i];
@@ -351,7 +369,7 @@ int tc_cost_end(struct tc_cost_state *c, const struct tc_sched *s, double *time_
 	out->ratio = out->lower_bound_blocks > 0 ? out->transmission_blocks / out->lower_bound_blocks : 0;
 	out->lower_bound_steps = lower_bound_steps(&c->shape, c->coll);
 	for (int k = 0; k < c->nsizes; k++)
-		time_us[k] = tcp[2 + k] + c->p.rho_us_per_byte * (double)c->sizes[k] * (double)s->rearranged_blocks;
+		time_us[k] = ((c->p.flags & TC_COST_HOST) ? c->host_us[k] : tcp[2 + k]) + c->p.rho_us_per_byte * (double)c->sizes[k] * (double)s->rearranged_blocks;
 	cost_free(c);
 	return 0;
 }

@@ -26,11 +26,20 @@ struct tc_cost_params {
  *   route's links), not at the later of both ends' clocks: the device's
  *   timing model (kmod/counters.c), where a receiver's clock never holds a
  *   message back.
+ * TC_COST_HOST: the wall clock of the host that emulates the fabric
+ *   (TC_CLOCK_WALL, runtime/probe.c): the device's engines copy a message
+ *   once from its source to its destination whatever its route, and every
+ *   node waits for its step before the next, so a step costs ts (waking
+ *   every node's process once) and tw per byte of all its messages together
+ *   (the host's CPUs share the copies); the time column is the sum over the
+ *   steps that have messages. hop is not charged; the other columns
+ *   (blocks, startups) stay the critical path.
  * One-port shapes (either way) serialize each node's sends and its receives
  * too, as the device's one-port engines do.
  */
 #define TC_COST_DIRECT (1u << 0)
 #define TC_COST_SENDER_START (1u << 1)
+#define TC_COST_HOST (1u << 2)
 /*
  * The module's default timing (kmod/torus_param.h TORUS_DEFAULT_TS_NS,
  * TORUS_DEFAULT_TW_PS, TORUS_DEFAULT_HOP_NS): what the library prices with

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The wall-clock choice (TC_AUTO_CLOCK=wall, tc_comm_attr.clock,
+ * lib/colls/probe.c) and its pricing (TC_COST_HOST, lib/core/cost.c):
+ *
+ *  - The model: a schedule costs, per step that has messages, ts plus tw
+ *    times the bytes of all its messages; recomputed here from the steps of
+ *    several schedules and compared with tc_cost_eval_sizes.
+ *  - On a simulated 4x4 and a 3x5 mesh: every node's communicator measured
+ *    the same ts and tw (ts > 0), prices with TC_COST_HOST, and auto's
+ *    alltoall is direct (one step, each block copied once: the cheapest
+ *    schedule under this model whatever ts and tw are); every received byte
+ *    is checked. With the fabric clock the same call does not pick direct.
+ *  - Bad input: TC_AUTO_CLOCK=sundial, attr.clock 7, attr.__reserved2 set.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/comm.h"
+#include "select/select.h"
+#include "tap.h"
+
+static void check_model(const char *algo, const char *dims)
+{
+	const size_t sizes[2] = { 1024, 65536 };
+	struct tc_cost_params p = { .ts_us = 700, .tw_us_per_byte = 0.0007, .hop_us = 5, .flags = TC_COST_HOST };
+	const struct tc_algo *a = tc_algo_find(TC_COLL_ALLTOALL, algo);
+	const struct tc_sched *s;
+	struct tc_step_view sv;
+	struct tc_shape sh;
+	struct tc_cost cost;
+	const char *why;
+	double t[2], want[2] = { 0, 0 };
+
+	tc_shape_parse(&sh, dims, 0, 0);
+	if (!a || tc_sched_get(TC_COLL_ALLTOALL, a, &sh, &s, &why) ||
+	    tc_cost_eval_sizes(s, &p, sizes, 2, t, &cost)) {
+		tap_ok(0, "host pricing of %s on %s: %s", algo, dims, tc_last_error());
+		return;
+	}
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		double blocks = 0;
+
+		tc_sched_step_view(s, st, &sv);
+		for (uint32_t i = 0; i < sv.nmsgs; i++)
+			blocks += sv.msgs[i].nblk;
+		for (int k = 0; k < 2 && sv.nmsgs; k++)
+			want[k] += p.ts_us + blocks * sizes[k] * p.tw_us_per_byte;
+	}
+	tap_ok(fabs(t[0] - want[0]) < 1e-6 * want[0] && fabs(t[1] - want[1]) < 1e-6 * want[1],
+	       "host pricing of %s on %s: %.1f and %.1f us = sum over steps of ts + bytes * tw (%.1f, %.1f)", algo,
+	       dims, t[0], t[1], want[0], want[1]);
+}
+
+#define MAXN 16
+struct wall_run {
+	size_t m;
+	struct tc_cost_params cost[MAXN];
+	char algo[MAXN][32];
+	int bad_bytes, err;
+	char first_err[256];
+	pthread_mutex_t lock;
+};
+
+static int wall_main(tc_comm_t *comm, void *arg)
+{
+	struct wall_run *w = arg;
+	int n = tc_comm_size(comm), r = tc_comm_rank(comm);
+	size_t m = w->m;
+	unsigned char *sb = malloc(n * m), *rb = malloc(n * m);
+	struct tc_coll_info info = { .size = sizeof(info) };
+	int ret, bad = 0;
+
+	if (!sb || !rb) {
+		free(sb);
+		free(rb);
+		return -ENOMEM;
+	}
+	for (int d = 0; d < n; d++)
+		for (size_t i = 0; i < m; i++)
+			sb[d * m + i] = (unsigned char)(r * 31 + d * 7 + i);
+	ret = tc_alltoall(comm, sb, rb, m);
+	for (int s = 0; !ret && s < n; s++)
+		for (size_t i = 0; i < m; i++)
+			bad += rb[s * m + i] != (unsigned char)(s * 31 + r * 7 + i);
+	if (!ret)
+		ret = tc_coll_last(comm, TC_ALLTOALL, &info);
+	pthread_mutex_lock(&w->lock);
+	w->cost[r] = comm->tp.cost;
+	snprintf(w->algo[r], sizeof(w->algo[r]), "%s", info.algo);
+	w->bad_bytes += bad;
+	if (ret && !w->err) {
+		w->err = ret;
+		snprintf(w->first_err, sizeof(w->first_err), "%s", tc_last_error());
+	}
+	pthread_mutex_unlock(&w->lock);
+	free(sb);
+	free(rb);
+	return ret;
+}
+
+static int same_everywhere(const struct wall_run *w, int n)
+{
+	for (int r = 1; r < n; r++)
+		if (memcmp(&w->cost[r], &w->cost[0], sizeof(w->cost[0])) || strcmp(w->algo[r], w->algo[0]))
+			return 0;
+	return 1;
+}
+
+static void check_sim(const char *dims, int mesh)
+{
+	struct tc_sim_attr sa = { .size = sizeof(sa) };
+	struct tc_shape sh;
+	tc_sim_t *sim;
+	int ret;
+
+	tc_shape_parse(&sh, dims, mesh, 0);
+	sa.ndims = sh.ndims;
+	for (int d = 0; d < sh.ndims; d++)
+		sa.dims[d] = sh.dims[d];
+	sa.wrap_mask = sh.wrap_mask;
+	if (tc_sim_create(&sa, &sim)) {
+		tap_ok(0, "simulated %s: %s", dims, tc_last_error());
+		return;
+	}
+	for (size_t m = 64; m <= 4096; m *= 64) {
+		struct wall_run w = { .m = m, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+		setenv("TC_AUTO_CLOCK", "wall", 1);
+		ret = tc_sim_launch(sim, wall_main, &w);
+		unsetenv("TC_AUTO_CLOCK");
+		tap_ok(!ret && !w.bad_bytes, "%s%s wall clock, %zu B: every byte right (%d, %s)", dims,
+		       mesh ? " mesh" : "", m, ret, w.first_err);
+		tap_ok(same_everywhere(&w, sh.nodes) && w.cost[0].flags == TC_COST_HOST && w.cost[0].ts_us > 0,
+		       "%s: every node measured the same: ts %.1f us, tw %.6f us/B, priced TC_COST_HOST", dims,
+		       w.cost[0].ts_us, w.cost[0].tw_us_per_byte);
+		tap_ok(!strcmp(w.algo[0], "direct"), "%s %zu B: the wall clock picks direct (%s)", dims, m, w.algo[0]);
+		w = (struct wall_run){ .m = m, .lock = PTHREAD_MUTEX_INITIALIZER };
+		ret = tc_sim_launch(sim, wall_main, &w);
+		tap_ok(!ret && !w.bad_bytes && strcmp(w.algo[0], "direct") && !(w.cost[0].flags & TC_COST_HOST),
+		       "%s %zu B: the fabric clock (default) picks %s", dims, m, w.algo[0]);
+	}
+	tc_sim_destroy(sim);
+}
+
+static int idle_main(tc_comm_t *comm, void *arg)
+{
+	(void)comm;
+	(void)arg;
+	return 0;
+}
+
+static void check_bad_input(void)
+{
+	struct tc_sim_attr sa = { .size = sizeof(sa), .ndims = 1, .dims = { 4 }, .wrap_mask = 1 };
+	struct tc_comm_attr a = { .size = sizeof(a), .transport = TC_TRANSPORT_SIM };
+	tc_comm_t *comm = NULL;
+	tc_sim_t *sim;
+	int ret;
+
+	if (tc_sim_create(&sa, &sim)) {
+		tap_ok(0, "simulated ring: %s", tc_last_error());
+		return;
+	}
+	setenv("TC_AUTO_CLOCK", "sundial", 1);
+	ret = tc_sim_launch(sim, idle_main, NULL);
+	unsetenv("TC_AUTO_CLOCK");
+	tap_ok(ret == -EINVAL && strstr(tc_last_error(), "TC_AUTO_CLOCK=sundial"),
+	       "TC_AUTO_CLOCK=sundial -> -EINVAL (%s)", tc_last_error());
+	a.sim = sim;
+	a.clock = 7;
+	ret = tc_comm_create(&a, &comm);
+	tap_ok(ret == -EINVAL && !comm && strstr(tc_last_error(), "clock 7"), "attr.clock 7 -> -EINVAL (%s)",
+	       tc_last_error());
+	a.clock = TC_CLOCK_WALL;
+	a.__reserved2 = 1;
+	ret = tc_comm_create(&a, &comm);
+	tap_ok(ret == -EINVAL && !comm && strstr(tc_last_error(), "__reserved2"),
+	       "attr.__reserved2 1 -> -EINVAL (%s)", tc_last_error());
+	tc_sim_destroy(sim);
+}
+
+int main(void)
+{
+	check_model("direct", "4x4");
+	check_model("opt2d", "4x4");
+	check_model("at2", "8x8");
+	check_model("pairwise", "3x5");
+	check_sim("4x4", 0);
+	check_sim("3x5", 1);
+	check_bad_input();
+	return tap_done();
+}
