@@ -45,8 +45,8 @@ static const char usage_text[] =
 	"                      the collective); with auto and others, a closing\n"
 	"                      table per size: auto's pick and measured time against\n"
 	"                      the measured best (dev: the virtual makespan of one\n"
-	"                      call, else the median over the calls of the slowest\n"
-	"                      rank's time)\n"
+	"                      call, unless TC_AUTO_CLOCK=wall; else the median over\n"
+	"                      the calls of the slowest rank's time)\n"
 	"      --transport T   dev (default, or $TC_TRANSPORT): this process is one\n"
 	"                      rank of a fabric (start with torusrun); sim: every node\n"
 	"                      a thread of this process (needs --dims or TC_SIM_DIMS,\n"
@@ -991,12 +991,24 @@ static void fmt_opt(char *buf, size_t n, double v, const char *fmt)
 
 /*
  * What a record's comparison uses: on the device the virtual makespan of a
- * call (the fabric's timing model, what the cost model predicts), elsewhere
+ * call (the fabric's timing model, what the cost model predicts), unless
+ * auto was told to minimise the wall clock (TC_AUTO_CLOCK=wall); elsewhere
  * the median over the calls of the slowest rank's wall time.
  */
+static int wall_clock_asked(void)
+{
+	const char *v = getenv("TC_AUTO_CLOCK");
+
+	return v && !strcmp(v, "wall");
+}
+
 static double measured(const struct record *r)
 {
-	return r->makespan >= 0 ? r->makespan : r->tmed >= 0 ? r->tmed : r->tmax;
+	if (r->makespan >= 0 && !wall_clock_asked())
+		return r->makespan;
+	if (r->tmed < 0 && r->wall > 0) /* dev: the median call, from its start to the last rank's end */
+		return r->wall;
+	return r->tmed >= 0 ? r->tmed : r->tmax;
 }
 
 struct vs_auto {
@@ -1043,7 +1055,7 @@ static int vs_auto(const struct bench *b, struct vs_auto *out, int max)
 
 static const char *metric_name(const struct bench *b)
 {
-	return b->ctl_fd >= 0 ? "makespan" : "wall";
+	return b->ctl_fd >= 0 && !wall_clock_asked() ? "makespan" : "wall";
 }
 
 static void print_vs_auto_json(const struct bench *b)
@@ -1085,8 +1097,9 @@ static void print_vs_auto_table(const struct bench *b)
 	if (!n)
 		return;
 	printf("# auto against the measured best (measured = %s%s); model = the library's cost model\n",
-	       metric_name(b), b->ctl_fd >= 0 ? " of one call, the fabric's timing model" :
-					       ": median over the calls of the slowest rank's time");
+	       metric_name(b), b->ctl_fd >= 0 && !wall_clock_asked() ?  " of one call, the fabric's timing model"
+			       : b->ctl_fd >= 0 ? ": the median call's wall time to its last rank (TC_AUTO_CLOCK=wall)"
+						: ": median over the calls of the slowest rank's time");
 	printf("%10s %-14s %12s %12s %12s %-14s %12s %12s %-14s %9s\n", "size", "auto_pick", "auto_us", "model_us",
 	       "pick_us", "best", "best_us", "model_us", "model_best", "auto/best");
 	for (int i = 0; i < n; i++) {

@@ -14,7 +14,8 @@
  *       neighbour (each node sends on every port and receives on every port),
  *       the median of TC_PROBE_ROUNDS rounds after one warm-up round that
  *       absorbs the nodes' start skew;
- *   tw  what TC_PROBE_BIG bytes per port add to that round (median of
+ *   tw  what TC_PROBE_BIG bytes per port (less on a fabric whose buffer
+ *       matrix is too small for them) add to that round (median of
  *       TC_PROBE_ROUNDS), per byte of the whole fabric's exchange.
  *
  * Every node averages its figures with the others' (an allreduce), so the
@@ -134,16 +135,21 @@ int tc_probe_wall(struct tc_comm *comm)
 	struct tc_coll_args a = { .kind = TC_COLL_ALLREDUCE, .count = 3, .dt = TC_DOUBLE, .op = TC_SUM };
 	double mine[3], sum[3], warm;
 	unsigned int round = 0;
+	size_t big;
 	int sends, ret;
 
-	ret = tc_run_begin(&r, comm, "tc_comm_create: wall-clock probe",
-			   (size_t)2 * tc_probe_nports(comm) * TC_PROBE_BIG);
+	/* a fabric with a small buffer matrix (the same on every node) probes smaller */
+	for (big = TC_PROBE_BIG;; big /= 2) {
+		ret = tc_run_begin(&r, comm, "tc_comm_create: wall-clock probe", (size_t)2 * tc_probe_nports(comm) * big);
+		if (ret != -ENOSPC || big <= TC_PROBE_SMALL)
+			break;
+	}
 	if (!ret)
 		ret = tc_probe_round(&r, round++, TC_PROBE_SMALL, &warm, &sends);
 	if (!ret)
 		ret = tc_probe_median(&r, &round, TC_PROBE_SMALL, &mine[0], &sends);
 	if (!ret)
-		ret = tc_probe_median(&r, &round, TC_PROBE_BIG, &mine[1], &sends);
+		ret = tc_probe_median(&r, &round, big, &mine[1], &sends);
 	if (ret)
 		return ret;
 	mine[2] = sends;
@@ -155,8 +161,9 @@ int tc_probe_wall(struct tc_comm *comm)
 	memset(&comm->tp.cost, 0, sizeof(comm->tp.cost));
 	comm->tp.cost.flags = TC_COST_HOST;
 	comm->tp.cost.ts_us = sum[0] / comm->tp.shape.nodes;
-	/* the fabric moved sum[2] * TC_PROBE_BIG bytes in the big rounds */
-	if (sum[1] > sum[0] && sum[2] > 0)
-		comm->tp.cost.tw_us_per_byte = (sum[1] - sum[0]) / comm->tp.shape.nodes / (sum[2] * TC_PROBE_BIG);
+	/* the fabric moved sum[2] * big bytes in the big rounds, sum[2] * small in the small ones */
+	if (sum[1] > sum[0] && sum[2] > 0 && big > TC_PROBE_SMALL)
+		comm->tp.cost.tw_us_per_byte =
+			(sum[1] - sum[0]) / comm->tp.shape.nodes / (sum[2] * (double)(big - TC_PROBE_SMALL));
 	return 0;
 }
