@@ -138,6 +138,11 @@ int tc_probe_wall(struct tc_comm *comm)
 	size_t big;
 	int sends, ret;
 
+	if (comm->tp.shape.nodes < 2) { /* nothing to exchange, nothing to choose between */
+		memset(&comm->tp.cost, 0, sizeof(comm->tp.cost));
+		comm->tp.cost.flags = TC_COST_HOST;
+		return 0;
+	}
 	/* a fabric with a small buffer matrix (the same on every node) probes smaller */
 	for (big = TC_PROBE_BIG;; big /= 2) {
 		ret = tc_run_begin(&r, comm, "tc_comm_create: wall-clock probe", (size_t)2 * tc_probe_nports(comm) * big);
