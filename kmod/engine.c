@@ -349,12 +349,25 @@ void torus_file_cancel(struct torus_file *tf)
 	struct torus_fabric *f = n->fab;
 	struct torus_kdesc *d;
 	LIST_HEAD(dead);
+	u32 i;
 
 	spin_lock(&f->lock);
 	__torus_unqueue_file_mrs(n, tf, &dead);
 	list_for_each_entry(d, &dead, list)
 		__torus_complete(d, -ECANCELED, 0, d->dst, d->tag, d->clock_ns, d->clock_ns);
 	spin_unlock(&f->lock);
+	if (list_empty(&dead))
+		return;
+	/*
+	 * A cancelled send may have been the head an engine stalled on (FIFO
+	 * credit, a busy receiver): the sends behind it, the other files',
+	 * can go now, and nothing else would start that engine again.
+	 */
+	if (torus_one_port(f))
+		torus_engine_kick(&n->eng1);
+	else
+		for (i = 0; i < f->nports; i++)
+			torus_engine_kick(&n->ports[i].eng);
 	torus_kdesc_free_list(&dead);
 }
 

@@ -144,6 +144,9 @@ static int tm_delete_attr(MPI_Comm comm, int keyval, void *val, void *extra)
 	(void)extra;
 	if (m->own) {
 		tm_unown(m);
+		/* calls still outstanding on comm complete (MPI waits for them
+		 * after the free), not with their requests freed under them */
+		tm_request_finish_all(m->tc);
 		tc_comm_destroy(m->tc);
 	}
 	free(m);

@@ -179,6 +179,37 @@ int tm_request_start(struct tm_call *c, MPI_Request *req)
 	return MPI_SUCCESS;
 }
 
+/*
+ * MPI_Comm_free of a communicator with its own tc_comm (init.c) destroys the
+ * tc_comm, and with it the tc requests of the calls still outstanding on it;
+ * MPI lets those calls complete normally, waited for after the free. So
+ * each is waited for here, before the destroy, and its generalized request
+ * completed: a later MPI_Wait finds it done.
+ */
+void tm_request_finish_all(tc_comm_t *tc)
+{
+	struct tm_call **pp, *c, *mine = NULL;
+	int ret;
+
+	pthread_mutex_lock(&tm_lock);
+	for (pp = &tm_pending; (c = *pp);) {
+		if (c->tc != tc) {
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		c->next = mine;
+		mine = c;
+	}
+	pthread_mutex_unlock(&tm_lock);
+	while ((c = mine)) {
+		mine = c->next;
+		ret = tc_wait(&c->treq);
+		tm_call_complete(c, ret < 0 ? ret : 0);
+		PMPI_Grequest_complete(c->mreq);
+	}
+}
+
 /* Move the served request behind *r forward; returns 1 if it is one of ours
  * and still running. */
 static int tm_poll_one(MPI_Request r)

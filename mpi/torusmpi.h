@@ -98,5 +98,7 @@ TM_HIDDEN int tm_call_finish(struct tm_call *c, int ret);
 
 /* request.c: make *req a generalized request that completes with c. */
 TM_HIDDEN int tm_request_start(struct tm_call *c, MPI_Request *req);
+/* Complete every outstanding call on tc now (its tc_comm is about to go). */
+TM_HIDDEN void tm_request_finish_all(tc_comm_t *tc);
 
 #endif /* TORUSMPI_H */

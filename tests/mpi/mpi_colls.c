@@ -580,6 +580,37 @@ static void umax(void *in, void *inout, int *len, MPI_Datatype *dt)
 		((int *)inout)[i] = ((int *)in)[i] > ((int *)inout)[i] ? ((int *)in)[i] : ((int *)inout)[i];
 }
 
+/*
+ * MPI_Comm_free with a collective outstanding on the communicator: the
+ * collective completes normally, waited for after the free (MPI-3.1 Sec.
+ * 6.4.3), whatever the shim does with the communicator's own transport
+ * (over verbs a split's tc_comm goes with the free). Frees *comm.
+ */
+static long t_free_outstanding(MPI_Comm *comm)
+{
+	const int m = 32;
+	int n, me, *s, *r;
+	MPI_Request req;
+	long bad = 0;
+
+	MPI_Comm_size(*comm, &n);
+	MPI_Comm_rank(*comm, &me);
+	s = ibuf(m);
+	r = ibuf((size_t)n * m);
+	for (int k = 0; k < m; k++)
+		s[k] = val(me, 0, k);
+	MPI_Iallgather(s, m, MPI_INT, r, m, MPI_INT, *comm, &req);
+	MPI_Comm_free(comm);
+	if (MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+		bad++;
+	for (int p = 0; p < n; p++)
+		for (int k = 0; k < m; k++)
+			bad += r[p * m + k] != val(p, 0, k);
+	free(s);
+	free(r);
+	return bad;
+}
+
 static long t_userop(MPI_Comm comm)
 {
 	int n, me, x[3], y[3];
@@ -690,8 +721,9 @@ int main(int argc, char **argv)
 		if (wsize <= 4)
 			point(comm == MPI_COMM_NULL ? 0 : t_types(comm), "%s non-contiguous datatypes", kinds[k]);
 		point(comm == MPI_COMM_NULL ? 0 : t_userop(comm), "%s user op, two outstanding requests", kinds[k]);
-		if (own && comm != MPI_COMM_NULL)
-			MPI_Comm_free(&comm);
+		if (own)
+			point(comm == MPI_COMM_NULL ? 0 : t_free_outstanding(&comm),
+			      "%s freed with an iallgather outstanding", kinds[k]);
 	}
 	sum = calloc(npoints, sizeof(long));
 	PMPI_Reduce(fails, sum, npoints, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

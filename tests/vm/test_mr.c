@@ -623,6 +623,53 @@ TEST_F(mr, close__of_a_file_cancels_its_queued_descriptors_and_unpins)
 	munmap(rb, 4 * pg);
 }
 
+/*
+ * A second file of node SRC queues a send from its registration that
+ * stalls on DST's FIFO credit; a matrix send of the fixture's file queues
+ * behind it on the same engine. Closing the second file cancels the head:
+ * the send behind it must go on at once (it fits the FIFO), not wait for
+ * something else to restart the stalled engine.
+ */
+TEST_F(mr, close__of_a_file_whose_send_stalled_its_engine_lets_the_sends_behind_go)
+{
+	size_t big = 300 << 10; /* above the 256 KiB receive FIFO: the send stalls */
+	unsigned char *sb = anon(big);
+	struct torus_seg ms = { 0, 100 }, mr = { 4096, 100 };
+	struct torus_cqe e[2];
+	struct torus_sge s;
+	struct torus_desc x;
+	__u32 sk;
+	int fd2, got;
+
+	TV_SKIPPED();
+	ASSERT_NE(NULL, sb);
+	fd2 = tv_node_open(self->f.id, SRC);
+	ASSERT_LE(0, fd2);
+	tv_fill(sb, big, 9);
+	ASSERT_EQ(0, mr_reg(fd2, sb, big, 0, &sk));
+	s = (struct torus_sge){ .key = sk, .offset = 0, .length = big };
+	sge_desc(&x, TORUS_OP_SEND, 0, DST, 5, &s, 1, 1);
+	ASSERT_EQ(0, tv_post(fd2, &x, 1, NULL));
+	tv_send_desc(&x, DST, 6, &ms, 1, 2);
+	ASSERT_EQ(0, tv_post(self->f.fd[SRC], &x, 1, NULL));
+	EXPECT_EQ(0, tv_wait(self->f.fd[SRC], e, 0, 2, 0)); /* both queued: the head stalled */
+	close(fd2);
+	got = tv_wait(self->f.fd[SRC], e, 2, 2, TV_WAIT_NS);
+	ASSERT_EQ(2, got);
+	EXPECT_EQ(-ECANCELED, e[0].status);
+	EXPECT_EQ(1, e[0].user_data);
+	EXPECT_EQ(0, e[1].status);
+	EXPECT_EQ(2, e[1].user_data);
+	/* the matrix send sits in DST's FIFO: a receive takes it */
+	tv_recv_desc(&x, ARRIVAL, 6, &mr, 1, 3);
+	ASSERT_EQ(0, tv_post(self->f.fd[DST], &x, 1, NULL));
+	ASSERT_EQ(1, tv_reap(self->f.fd[DST], e, 1));
+	EXPECT_EQ(0, e[0].status);
+	EXPECT_EQ(self->vmpin0, vmpin_kb(0));
+	EXPECT_EQ(self->pins0, foll_pins());
+	munmap(sb, big);
+}
+
 /* A process killed with registrations pinned and a receive queued. */
 TEST_F(mr, kill__of_a_process_with_registrations_pinned_unpins_them_all)
 {
