@@ -52,7 +52,10 @@
  * Errors: every failing call also leaves a one-line reason for the calling
  * thread in tc_last_error(). A collective that fails part-way (timeout,
  * failed transfer) may leave transfers posted, so the communicator then
- * refuses further collectives with -EIO: destroy it. Collectives on one
+ * refuses further collectives with -EIO: destroy it. Until it is destroyed
+ * a late peer's data may still land in the failed call's receive buffer (on
+ * the device it stays registered), so destroy the communicator before
+ * freeing or reusing that buffer. Collectives on one
  * communicator are called by one thread at a time, in the same order on
  * every node (as in MPI).
  */
