@@ -89,6 +89,8 @@ void tc_reduce_apply(enum tc_datatype dt, enum tc_op op, void *dst, const void *
 /* line.c */
 int tc_run_begin(struct tc_run *r, struct tc_comm *comm, const char *name, size_t bytes);
 /* Add a transfer of one segment; route: the send's signed hops (NULL for a receive). */
+/* One transfer, segments unset (route NULL: none). */
+void tc_xfer_init(struct tc_xfer *x, uint8_t op, int port, const int8_t *route, int peer, uint64_t tag);
 void tc_step_add(struct tc_step *st, uint8_t op, int port, const int8_t *route, int peer, uint64_t off, uint64_t len,
 		 uint64_t tag, int dir);
 int tc_step_run(struct tc_run *r, struct tc_step *st, unsigned int step);

@@ -36,11 +36,8 @@ uint64_t tc_run_tag(const struct tc_run *r, unsigned int step, unsigned int dir)
 	       (uint64_t)(step & 0xffffff) << 2 | (dir & 3);
 }
 
-void tc_step_add(struct tc_step *st, uint8_t op, int port, const int8_t *route, int peer, uint64_t off, uint64_t len,
-		 uint64_t tag, int dir)
+void tc_xfer_init(struct tc_xfer *x, uint8_t op, int port, const int8_t *route, int peer, uint64_t tag)
 {
-	struct tc_xfer *x = &st->x[st->n];
-
 	memset(x, 0, sizeof(*x));
 	x->op = op;
 	x->port = port;
@@ -48,6 +45,12 @@ void tc_step_add(struct tc_step *st, uint8_t op, int port, const int8_t *route, 
 		memcpy(x->route, route, sizeof(x->route));
 	x->peer = peer;
 	x->tag = tag;
+}
+
+void tc_step_add(struct tc_step *st, uint8_t op, int port, const int8_t *route, int peer, uint64_t off, uint64_t len,
+		 uint64_t tag, int dir)
+{
+	tc_xfer_init(&st->x[st->n], op, port, route, peer, tag);
 	st->seg[st->n].offset = off;
 	st->seg[st->n].length = len;
 	st->key[st->n] = 0;

@@ -59,13 +59,7 @@ static int tc_probe_nports(const struct tc_comm *comm)
 static void tc_probe_xfer(struct tc_xfer *x, struct tc_seg *seg, int op, int port, const int8_t *route, int peer,
 			  uint64_t off, size_t bytes, uint64_t tag)
 {
-	memset(x, 0, sizeof(*x));
-	x->op = op;
-	x->port = port;
-	if (route)
-		memcpy(x->route, route, sizeof(x->route));
-	x->peer = peer;
-	x->tag = tag;
+	tc_xfer_init(x, op, port, route, peer, tag);
 	*seg = (struct tc_seg){ .offset = off, .length = bytes };
 	x->segs = seg;
 	x->nsegs = 1;
