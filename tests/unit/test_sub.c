@@ -18,7 +18,9 @@
  * together; a sub of the row (the row reversed, which is a sub of the
  * root); the cases that must fail: one rank and {0, 5, 10} (-ENOTSUP), bad
  * lists and contexts (-EINVAL), a taken context (-EBUSY); and a sub left
- * alive after its parent was destroyed (-EIO, still destroyable).
+ * alive after its parent was destroyed (-EIO, still destroyable); a
+ * timeout in a sub, reported in the sub's own ranks and ports, breaking its
+ * parent.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -451,6 +453,69 @@ static void run_mix(void)
 	free(mx);
 }
 
+/*
+ * Timeout in a sub: rank 2 of row 2 (node 10) never joins an allreduce on
+ * its row. The other three fail with -ETIMEDOUT naming the sub's own
+ * (logical) rank and port: a node below 4 on port 0 or 1, where the parent's
+ * would be nodes 8..11 on ports 2 and 3. The failure breaks the parent too
+ * (one transport): its next call fails with -EIO.
+ */
+struct to_res {
+	int ret, node, port, next;
+	char msg[256];
+};
+
+static int timeout_fn(tc_comm_t *p, void *arg)
+{
+	struct to_res *res = arg;
+	int me = tc_comm_rank(p), ranks[4], in = 1, out;
+	tc_comm_t *row = NULL;
+
+	if (me / 4 != 2)
+		return 0;
+	for (int i = 0; i < 4; i++)
+		ranks[i] = 8 + i;
+	if (tc_comm_create_sub(p, ranks, 4, 1, &row))
+		return 1;
+	if (me != 10) {
+		res[me].ret = tc_allreduce(row, &in, &out, 1, TC_INT32, TC_SUM);
+		snprintf(res[me].msg, sizeof(res[me].msg), "%s", tc_last_error());
+		if (sscanf(strstr(res[me].msg, "for node ") ?: "", "for node %d on port %d", &res[me].node,
+			   &res[me].port) != 2)
+			res[me].node = res[me].port = -1;
+		res[me].next = tc_barrier(p);
+	}
+	tc_comm_destroy(row);
+	return 0;
+}
+
+static void run_timeout(void)
+{
+	struct tc_sim_attr a = { .size = sizeof(a), .ndims = 2, .dims = { 4, 4 }, .wrap_mask = 3 };
+	struct to_res res[16];
+	int timeouts = 0, logical = 0, eio = 0;
+	tc_sim_t *sim;
+
+	memset(res, 0, sizeof(res));
+	setenv("TC_TIMEOUT_MS", "300", 1);
+	if (!tap_ok(!tc_sim_create(&a, &sim), "timeout: tc_sim_create"))
+		return;
+	tc_sim_launch(sim, timeout_fn, res);
+	for (int r = 8; r < 12; r++) {
+		if (r == 10)
+			continue;
+		timeouts += res[r].ret == -ETIMEDOUT;
+		logical += res[r].node >= 0 && res[r].node < 4 && res[r].node != r - 8 && (res[r].port == 0 || res[r].port == 1);
+		eio += res[r].next == -EIO;
+	}
+	tap_ok(timeouts == 3 && logical == 3, "row 2 without its rank 2: %d of 3 -ETIMEDOUT, %d name a logical rank and port",
+	       timeouts, logical);
+	tap_diag("%s", res[8].msg);
+	tap_ok(eio == 3, "the parent after its sub failed: -EIO on %d of 3", eio);
+	tc_sim_destroy(sim);
+	unsetenv("TC_TIMEOUT_MS");
+}
+
 int main(void)
 {
 	double t_all = now_ms();
@@ -458,6 +523,7 @@ int main(void)
 	for (size_t p = 0; p < sizeof(parents) / sizeof(parents[0]); p++)
 		run_parent(&parents[p]);
 	run_mix();
+	run_timeout();
 	tap_diag("total %.0f ms", now_ms() - t_all);
 	return tap_done();
 }
