@@ -448,7 +448,7 @@ static int tm_dev_open(void)
 	}
 	if (tc_comm_size(tm.tc) != tm.world_size) {
 		snprintf(tm.why_not, sizeof(tm.why_not),
-			 "fabric %u has %d nodes, MPI_COMM_WORLD %d ranks (sub-tori are not served)", attr.fabric_id,
+			 "fabric %u has %d nodes, MPI_COMM_WORLD %d ranks (a world smaller than its fabric is not served)", attr.fabric_id,
 			 tc_comm_size(tm.tc), tm.world_size);
 		return 0;
 	}

@@ -66,6 +66,10 @@ static int tc_sub_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n
 		if (a->peer < 0 || a->peer >= tp->shape.nodes || a->port >= 2 * e->k || (a->tag & TC_TAG_CTX_MASK))
 			return tc_err(-EINVAL, "transport sub: transfer to rank %d on port %u, tag %#llx, invalid", a->peer,
 				      a->port, (unsigned long long)a->tag);
+		/* a route off the box would reach a node that is not the peer's */
+		if (a->op == TC_XFER_SEND && tc_shape_walk(&tp->shape, tp->rank, a->route) != a->peer)
+			return tc_err(-EINVAL, "transport sub: the route from rank %d leaves the box or misses rank %d",
+				      tp->rank, a->peer);
 		*b = *a;
 		b->peer = s->node[a->peer];
 		b->port = tc_sub_port(e, a->port);

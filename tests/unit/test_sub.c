@@ -94,6 +94,7 @@ struct prun {
 	struct nres shape[MAXCASES];	  /* creation and logical shape, all ranks */
 	struct nres a2a[MAXCASES];	  /* alltoall / allgather, all ranks */
 	struct nres par[MAXCASES];	  /* the parent's calls around the subs */
+	char algos[MAXCASES][160];	  /* what logical rank 0 of instance 0 ran */
 	long par_calls[MAXCASES], par_bad[MAXCASES];
 };
 
@@ -148,7 +149,7 @@ static void check_shape(tc_comm_t *sub, const struct subcase *sc, int idx, struc
 }
 
 /* Blocking alltoall and allgather at two block sizes; every byte checked. */
-static void check_a2a(tc_comm_t *c, struct nres *n)
+static void check_a2a(tc_comm_t *c, struct nres *n, char *algos)
 {
 	int me = tc_comm_rank(c), P = tc_comm_size(c);
 	static const size_t ms[2] = { 8, 1000 };
@@ -173,8 +174,12 @@ static void check_a2a(tc_comm_t *c, struct nres *n)
 		bad = 0;
 		for (size_t k = 0; k < P * m; k++)
 			bad += g[k] != bpat((int)(k / m), (int)(k / m), k % m);
+		if (algos)
+			snprintf(algos + strlen(algos), 160 - strlen(algos), "%salltoall %s", t ? ", " : "", info.algo);
 		tc_coll_last(c, TC_ALLGATHER, &info);
 		nrec(n, !ret && !bad, "allgather m=%zu (%s): %s, %ld bad bytes", m, info.algo, tc_strerror(ret), bad);
+		if (algos)
+			snprintf(algos + strlen(algos), 160 - strlen(algos), ", allgather %s", info.algo);
 		free(s);
 		free(r);
 		free(g);
@@ -209,7 +214,7 @@ static void run_case(tc_comm_t *parent, struct prun *pr, int ci)
 
 		check_shape(sub, sc, idx, &pr->shape[ci]);
 		node_fn(sub, R);
-		check_a2a(sub, &pr->a2a[ci]);
+		check_a2a(sub, &pr->a2a[ci], inst == 0 && idx == 0 ? pr->algos[ci] : NULL);
 		tc_comm_destroy(sub);
 	}
 	ret = tc_wait(&req);
@@ -243,6 +248,7 @@ static void report_parent(struct prun *pr)
 			if (ns[w]->bad)
 				tap_diag("%ld failed; first: %s", ns[w]->bad, ns[w]->first);
 		}
+		tap_diag("%s ran (m = 8, 1000): %s", label, pr->algos[ci]);
 		for (int s = 0; s < sc->ninst; s++) {
 			char l2[128];
 
