@@ -6,7 +6,8 @@
  * 4x4x2 torus (planes, a 4x2 box on dimensions 0 and 2, pairs along the
  * 2-ring) and of a 3x5 fabric whose dimension 1 alone wraps (reversed
  * columns: 3-paths against a mesh dimension; 3-paths across the ring's
- * wrap-around). On every sub: the logical shape and rank it must have, then
+ * wrap-around) and of a one-port 4x4 (reversed, columns, 3-paths: a sub
+ * keeps its parent's port model). On every sub: the logical shape and rank it must have, then
  * every everyday collective and the nonblocking mix of coll_checks.h, and
  * alltoall and allgather at two block sizes, every received byte checked
  * against the reference for the sub's own logical shape. Between subs the
@@ -49,6 +50,7 @@ struct parent {
 	unsigned int wrap;
 	struct subcase cases[MAXCASES];
 	int ncases;
+	int one_port;
 };
 
 /* 4x4: rank = 4x + y */
@@ -76,16 +78,21 @@ static const struct parent parents[] = {
 		{ "4x2 halves", 2, 8, half4, 2, { 4, 2 }, 0x1 },
 		{ "3-paths across the wrap", 4, 3, path3, 1, { 3 }, 0x0 },
 		{ "2x2 corner reversed", 1, 4, corner, 2, { 2, 2 }, 0x0 },
-	}, 7 },
+	}, 7, 0 },
 	{ "4x4x2", 3, { 4, 4, 2 }, 0x7, {
 		{ "planes", 2, 16, plane, 2, { 4, 4 }, 0x3 },
 		{ "4x2 on dims 0, 2", 4, 8, xz, 2, { 4, 2 }, 0x3 },
 		{ "z pairs", 8, 2, zpair, 1, { 2 }, 0x1 },
-	}, 3 },
+	}, 3, 0 },
 	{ "3x5 (dim 1 wraps)", 2, { 3, 5 }, 0x2, {
 		{ "columns reversed", 5, 3, colrev3, 1, { 3 }, 0x0 },
 		{ "3-paths across the wrap", 3, 3, ring3, 1, { 3 }, 0x0 },
-	}, 2 },
+	}, 2, 0 },
+	{ "4x4 one-port", 2, { 4, 4 }, 0x3, {
+		{ "reversed", 1, 16, rev16, 2, { 4, 4 }, 0x3 },
+		{ "columns", 4, 4, col4, 1, { 4 }, 0x1 },
+		{ "3-paths across the wrap", 4, 3, path3, 1, { 3 }, 0x0 },
+	}, 3, 1 },
 };
 
 struct prun {
@@ -260,7 +267,8 @@ static void report_parent(struct prun *pr)
 
 static void run_parent(const struct parent *pc)
 {
-	struct tc_sim_attr a = { .size = sizeof(a), .ndims = pc->k, .wrap_mask = pc->wrap };
+	struct tc_sim_attr a = { .size = sizeof(a), .ndims = pc->k, .wrap_mask = pc->wrap,
+				 .port_model = pc->one_port ? TC_ONE_PORT : TC_ALL_PORT };
 	struct prun *pr = calloc(1, sizeof(*pr));
 	tc_sim_t *sim;
 	double t0 = now_ms();
