@@ -166,6 +166,7 @@ static int tm_delete_attr(MPI_Comm comm, int keyval, void *val, void *extra)
 	(void)extra;
 	if (m->own) {
 		tm_unown(m);
+		tm_calls_forget(m->tc);
 		tc_comm_destroy(m->tc);
 		if (m->context)
 			tm_ctx_used[m->context / 32] &= ~(1u << (m->context % 32));

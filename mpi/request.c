@@ -69,6 +69,8 @@ static const char *tm_algo(struct tm_call *c)
 	};
 	static __thread struct tc_coll_info info;
 
+	if ((c->coll == TM_ALLTOALL || c->coll == TM_ALLGATHER) && !c->tc)
+		return "unknown"; /* its communicator was freed first */
 	if (c->coll == TM_ALLTOALL || c->coll == TM_ALLGATHER) {
 		memset(&info, 0, sizeof(info));
 		info.size = sizeof(info);
@@ -154,6 +156,15 @@ static void tm_unlink(struct tm_call *c)
 			*pp = c->next;
 			break;
 		}
+}
+
+void tm_calls_forget(tc_comm_t *tc)
+{
+	pthread_mutex_lock(&tm_lock);
+	for (struct tm_call *c = tm_pending; c; c = c->next)
+		if (c->tc == tc)
+			c->tc = NULL;
+	pthread_mutex_unlock(&tm_lock);
 }
 
 int tm_request_start(struct tm_call *c, MPI_Request *req)

@@ -98,5 +98,9 @@ TM_HIDDEN int tm_call_finish(struct tm_call *c, int ret);
 
 /* request.c: make *req a generalized request that completes with c. */
 TM_HIDDEN int tm_request_start(struct tm_call *c, MPI_Request *req);
+/* tc is being destroyed (its MPI communicator was freed): pending calls on
+ * it no longer ask it what ran. A device sub's requests stay valid (they
+ * live in WORLD's tc_comm); a verbs communicator's own do not (not handled). */
+TM_HIDDEN void tm_calls_forget(tc_comm_t *tc);
 
 #endif /* TORUSMPI_H */
