@@ -114,9 +114,9 @@ enum tc_port_model {
  *	tc_comm_create collective over the fabric (see TC_AUTO_CLOCK)
  * @__reserved2: must be 0
  *
- * The fields from @dims on are new in version 1.1, @clock in 1.2; a caller
- * built against an older version passes the smaller size and they read as
- * zero.
+ * The fields from @dims on are new in version 1.1 (@clock the last of them);
+ * a caller built against an older header passes the smaller size and they
+ * read as zero.
  */
 struct tc_comm_attr {
 	uint32_t size;
@@ -138,6 +138,59 @@ struct tc_comm_attr {
 
 int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **comm);
 void tc_comm_destroy(tc_comm_t *comm);
+
+/*
+ * Sub-communicators: a communicator of some of parent's ranks, served on
+ * the part of the fabric they occupy, over the parent's transport (the
+ * device node is opened once per process; a sub shares its buffer matrix,
+ * completion queue and progress thread). New in version 1.1.
+ *
+ * ranks[i] is the parent rank that becomes rank i of *sub. Every rank in
+ * the list calls tc_comm_create_sub with the same list and context, and
+ * only those ranks call it; nothing is communicated (each computes the
+ * same answer from the list). It succeeds when the list, in order, is the
+ * row-major order (last dimension fastest) of a box of the parent's torus:
+ *   - a box is k logical dimensions laid along k of the parent's
+ *     dimensions, in the parent's dimension order, each either way round
+ *     (a reversed order) and over l <= n of that dimension's n nodes;
+ *   - a logical dimension wraps when l == n and the parent's dimension
+ *     wraps; otherwise it is a path (which may cross the parent's
+ *     wrap-around); dimensions of extent 1 are left out;
+ * e.g. on a 4x4 torus: the 16 ranks reversed (a 4x4 torus), a row or a
+ * column in either direction (a 4-ring), a 4x2 half (4x2, the 2 a path),
+ * 3 consecutive ranks of a row (a 3-path). The collectives then run the
+ * algorithms of that logical shape (tc_comm_dims, tc_coll_last say which).
+ * Otherwise (ranks {0, 5, 10}; a single rank, which has no torus shape)
+ * -ENOTSUP, and tc_last_error() says why: run those another way (the MPI
+ * drop-in passes them to MPI).
+ *
+ * context, 1..TC_SUB_MAX_CONTEXT, tells the sub's messages from those of
+ * other communicators on the same fabric (the device matches a message by
+ * arrival port and tag, not by sender): two subs that share a node and are
+ * alive at the same time must have different contexts (-EBUSY when this
+ * process already has a live sub of the same root with that context); subs
+ * with no node in common may share one (every row of a grid can use 1 and
+ * every column 2). The parent's own calls have none.
+ *
+ * Order: the calls of a parent, its subs and their subs run in this
+ * process's issue order, one at a time, blocking and nonblocking alike. So
+ * nonblocking calls on communicators that share a node must be issued in
+ * the same relative order on every rank that makes them (MPI asks that per
+ * communicator; here it holds across a parent and its subs), and from one
+ * thread at a time, as for one communicator. A failed call breaks the
+ * parent and all its subs (-EIO), since they share posted transfers.
+ *
+ * A sub of a sub is a sub of the same root (its ranks are translated).
+ * Destroy subs before their parent: a sub whose root was destroyed fails
+ * every call with -EIO, and may (must) still be destroyed.
+ *
+ * Returns 0; -EINVAL: NULL argument, n < 1 or more than the parent's size,
+ * a rank out of range or listed twice, the caller not in the list, context
+ * out of range; -ENOTSUP: not a box (see above); -EBUSY: context taken;
+ * -EIO: the parent is unusable; -ENOMEM.
+ */
+#define TC_SUB_MAX_CONTEXT 127
+int tc_comm_create_sub(tc_comm_t *parent, const int *ranks, int n, unsigned int context, tc_comm_t **sub);
 
 /* Queries. Arrays have TC_MAX_DIMS / 2*TC_MAX_DIMS entries; unused are 0 / -1. */
 int tc_comm_rank(const tc_comm_t *comm);

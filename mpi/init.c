@@ -7,8 +7,21 @@
  * whole fabric TC_FABRIC (node = world rank) when every rank could open its
  * node and the fabric has exactly as many nodes as MPI_COMM_WORLD has ranks
  * (agreed with one PMPI_Allreduce). A communicator congruent to
- * MPI_COMM_WORLD (same group, same order: a dup) runs on the same tc_comm;
- * every other communicator goes to PMPI.
+ * MPI_COMM_WORLD (same group, same order: a dup) runs on the same tc_comm.
+ * Any other intracommunicator (a split, a reordering, an odd part) is mapped
+ * at its first collective, which every rank of it calls: its group in
+ * MPI_COMM_WORLD ranks (PMPI_Group_translate_ranks, the same list on every
+ * rank) becomes a sub-communicator of WORLD's tc_comm
+ * (tc_comm_create_sub) when the list is a box of the fabric (a row, a
+ * column, a reversed order, a path of an odd number of nodes, ...). Its
+ * tag context is agreed like an MPI context id: one PMPI_Allreduce (BAND)
+ * of the contexts each rank has free, the lowest common one taken, so two
+ * live communicators that share a rank never share a context. A list that
+ * is not a box (or a single rank) goes to PMPI; TORUS_MPI_STATS=1 prints,
+ * per rank, which communicator went where and why. Calls of WORLD, its dups
+ * and its subs run in each process's issue order (one transport), so
+ * nonblocking collectives on communicators that share a rank must be
+ * started in the same relative order on all ranks that start them.
  *
  * Over verbs (TC_TRANSPORT=verbs), MPI_COMM_WORLD gets a verbs communicator
  * bootstrapped through the public out-of-band hook (tc_comm_attr.
@@ -20,7 +33,8 @@
  *
  * The answer is cached on the communicator as an attribute; MPI_Comm_free's
  * delete callback releases it (and destroys a communicator's own verbs
- * tc_comm). MPI_Finalize destroys those of communicators never freed.
+ * tc_comm or device sub, freeing its context). MPI_Finalize destroys those
+ * of communicators never freed, before WORLD's tc_comm.
  */
 #include <errno.h>
 #include <limits.h>
@@ -37,9 +51,14 @@ struct tm_state tm = { .keyval = MPI_KEYVAL_INVALID };
 struct tm_map {
 	tc_comm_t *tc;
 	int own;
+	unsigned int context; /* a device sub's tag context (bit of tm_ctx_used) */
 	struct tm_map *next;
 };
 static struct tm_map *tm_owned;
+
+/* Device sub contexts in use by this process: bit c of word c / 32; 0 is never free. */
+#define TM_CTX_WORDS ((TC_SUB_MAX_CONTEXT + 32) / 32)
+static unsigned int tm_ctx_used[TM_CTX_WORDS] = { 1 };
 
 struct tm_algo_count {
 	char algo[32];
@@ -106,6 +125,9 @@ static void tm_print_stats(void)
 	if (tm.tc && tm.world_rank == 0)
 		fprintf(stderr, "torusmpi: transport %s: MPI_COMM_WORLD and its dups, %d other communicators\n",
 			tc_comm_transport_name(tm.tc), tm.owned_made);
+	if (tm.tc)
+		fprintf(stderr, "torusmpi: rank %d: %d communicators served on their own tc_comm, %d passed to MPI\n",
+			tm.world_rank, tm.owned_made, tm.passed_made);
 	fprintf(stderr, "torusmpi: rank %d served %lu calls, passed %lu to MPI\n", tm.world_rank, served, passed);
 	for (c = 0; c < TM_NCOLL; c++) {
 		if (!tm_stats[c].served && !tm_stats[c].passed)
@@ -148,6 +170,8 @@ static int tm_delete_attr(MPI_Comm comm, int keyval, void *val, void *extra)
 		 * after the free), not with their requests freed under them */
 		tm_request_finish_all(m->tc);
 		tc_comm_destroy(m->tc);
+		if (m->context)
+			tm_ctx_used[m->context / 32] &= ~(1u << (m->context % 32));
 	}
 	free(m);
 	return MPI_SUCCESS;
@@ -217,6 +241,112 @@ static tc_comm_t *tm_verbs_open(MPI_Comm comm, int world, char *why, size_t len)
 	return tc;
 }
 
+/* A name for the statistics: the communicator's MPI name, if it has one. */
+static void tm_comm_label(MPI_Comm comm, char *buf)
+{
+	int len = 0;
+
+	buf[0] = 0;
+	if (PMPI_Comm_get_name(comm, buf, &len) != MPI_SUCCESS || !buf[0])
+		snprintf(buf, MPI_MAX_OBJECT_NAME, "(unnamed)");
+}
+
+/* The lowest context free on every rank of comm, or 0. Collective over comm. */
+static unsigned int tm_ctx_agree(MPI_Comm comm)
+{
+	unsigned int fr[TM_CTX_WORDS], all[TM_CTX_WORDS];
+
+	for (int w = 0; w < TM_CTX_WORDS; w++)
+		fr[w] = ~tm_ctx_used[w];
+	PMPI_Allreduce(fr, all, TM_CTX_WORDS, MPI_UNSIGNED, MPI_BAND, comm);
+	for (unsigned int c = 1; c <= TC_SUB_MAX_CONTEXT; c++)
+		if (all[c / 32] & (1u << (c % 32)))
+			return c;
+	return 0;
+}
+
+/*
+ * A device sub of WORLD's tc_comm for comm, or NULL (why says why) on every
+ * rank of comm alike: the list is a group fact, the context is agreed and
+ * success is agreed. Collective over comm.
+ */
+static tc_comm_t *tm_dev_sub(MPI_Comm comm, unsigned int *ctx, char *why, size_t len)
+{
+	MPI_Group g, wg;
+	tc_comm_t *sub = NULL;
+	int n, ok = 1, all_ok = 0, ret = 0;
+	int *idx, *ranks;
+
+	PMPI_Comm_size(comm, &n);
+	idx = malloc(n * sizeof(*idx));
+	ranks = malloc(n * sizeof(*ranks));
+	if (!idx || !ranks) {
+		ok = 0;
+		snprintf(why, len, "rank %d: out of memory", tm.world_rank);
+	} else {
+		for (int i = 0; i < n; i++)
+			idx[i] = i;
+		PMPI_Comm_group(comm, &g);
+		PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+		PMPI_Group_translate_ranks(g, n, idx, wg, ranks);
+		PMPI_Group_free(&g);
+		PMPI_Group_free(&wg);
+	}
+	*ctx = tm_ctx_agree(comm);
+	if (ok && !*ctx) {
+		ok = 0;
+		snprintf(why, len, "no tag context is free on every rank (%u in use)", TC_SUB_MAX_CONTEXT);
+	}
+	if (ok) {
+		ret = tc_comm_create_sub(tm.tc, ranks, n, *ctx, &sub);
+		ok = !ret;
+		if (ret)
+			snprintf(why, len, "%s", *tc_last_error() ? tc_last_error() : tc_strerror(ret));
+	}
+	PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+	if (!all_ok && ok)
+		snprintf(why, len, "another rank could not make its sub-communicator");
+	if (!all_ok && sub) {
+		tc_comm_destroy(sub);
+		sub = NULL;
+	}
+	if (sub)
+		tm_ctx_used[*ctx / 32] |= 1u << (*ctx % 32);
+	free(idx);
+	free(ranks);
+	return sub;
+}
+
+/* TORUS_MPI_STATS: where a communicator other than WORLD and its dups went. */
+static void tm_report_map(MPI_Comm comm, const struct tm_map *m, const char *why)
+{
+	char name[MPI_MAX_OBJECT_NAME], shape[64] = "";
+	int dims[TC_MAX_DIMS], n, len = 0, k;
+	unsigned int wrap = 0;
+
+	if (!tm.stats)
+		return;
+	tm_comm_label(comm, name);
+	PMPI_Comm_size(comm, &n);
+	if (!m->tc) {
+		fprintf(stderr, "torusmpi: rank %d: communicator %s (%d ranks) goes to MPI: %s\n", tm.world_rank, name,
+			n, why);
+		return;
+	}
+	/* the shape as torus-sched writes it: "4x4", "3 mesh", "2x4 wrap=0,1" */
+	k = tc_comm_dims(m->tc, dims, &wrap);
+	for (int d = 0; d < k && len < (int)sizeof(shape); d++)
+		len += snprintf(shape + len, sizeof(shape) - len, "%s%d", d ? "x" : "", dims[d]);
+	if (wrap != (1u << k) - 1 && len < (int)sizeof(shape))
+		len += snprintf(shape + len, sizeof(shape) - len, wrap ? " wrap=" : " mesh");
+	for (int d = 0; wrap && wrap != (1u << k) - 1 && d < k && len < (int)sizeof(shape); d++)
+		len += snprintf(shape + len, sizeof(shape) - len, "%s%d", d ? "," : "", !!(wrap & (1u << d)));
+	if (m->context && len < (int)sizeof(shape))
+		snprintf(shape + len, sizeof(shape) - len, ", context %u", m->context);
+	fprintf(stderr, "torusmpi: rank %d: communicator %s (%d ranks) served on %s as %s\n", tm.world_rank, name, n,
+		tc_comm_transport_name(m->tc), shape);
+}
+
 tc_comm_t *tm_comm_lookup(MPI_Comm comm)
 {
 	struct tm_map *m;
@@ -244,9 +374,18 @@ tc_comm_t *tm_comm_lookup(MPI_Comm comm)
 	} else if (!inter && tm.transport == TC_TRANSPORT_VERBS) {
 		m->tc = tm_verbs_open(comm, 0, why, sizeof(why));
 		m->own = m->tc != NULL;
-		if (!m->tc && tm.stats)
-			fprintf(stderr, "torusmpi: rank %d: a communicator goes to MPI: %s\n", tm.world_rank, why);
+		tm_report_map(comm, m, why);
+	} else if (!inter) {
+		m->tc = tm_dev_sub(comm, &m->context, why, sizeof(why));
+		m->own = m->tc != NULL;
+		if (!m->tc)
+			m->context = 0;
+		tm_report_map(comm, m, why);
+	} else {
+		tm_report_map(comm, m, "an intercommunicator");
 	}
+	if (!m->tc)
+		tm.passed_made++;
 	if (m->own) {
 		tm.owned_made++;
 		m->next = tm_owned;
@@ -315,7 +454,7 @@ static int tm_dev_open(void)
 	}
 	if (tc_comm_size(tm.tc) != tm.world_size) {
 		snprintf(tm.why_not, sizeof(tm.why_not),
-			 "fabric %u has %d nodes, MPI_COMM_WORLD %d ranks (sub-tori are not served)", attr.fabric_id,
+			 "fabric %u has %d nodes, MPI_COMM_WORLD %d ranks (a world smaller than its fabric is not served)", attr.fabric_id,
 			 tc_comm_size(tm.tc), tm.world_size);
 		return 0;
 	}

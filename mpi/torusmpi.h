@@ -42,7 +42,8 @@ struct tm_state {
 	int stats;	     /* TORUS_MPI_STATS=1 */
 	size_t max_bytes;    /* TORUS_MPI_MAX_BYTES: largest vector served */
 	int transport;	     /* TC_TRANSPORT_DEV or _VERBS; 0: serve nothing */
-	int owned_made;	     /* verbs communicators made for non-WORLD groups */
+	int owned_made;	     /* verbs communicators or device subs made for non-WORLD groups */
+	int passed_made;     /* communicators mapped to PMPI */
 	int world_rank;
 	int world_size;
 	tc_comm_t *tc;	     /* MPI_COMM_WORLD's (device: node = world rank); NULL: serve nothing */
@@ -98,7 +99,8 @@ TM_HIDDEN int tm_call_finish(struct tm_call *c, int ret);
 
 /* request.c: make *req a generalized request that completes with c. */
 TM_HIDDEN int tm_request_start(struct tm_call *c, MPI_Request *req);
-/* Complete every outstanding call on tc now (its tc_comm is about to go). */
+/* Complete every outstanding call on tc now (its tc_comm is about to go:
+ * a verbs communicator's own, or a device sub of WORLD's). */
 TM_HIDDEN void tm_request_finish_all(tc_comm_t *tc);
 
 #endif /* TORUSMPI_H */

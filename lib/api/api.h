@@ -11,13 +11,14 @@
 
 #include "colls/coll.h"
 
-/* Per communicator: the nonblocking queue (request.c). */
+/* Per root communicator: the nonblocking queue (request.c), shared by its subs. */
 struct tc_colls {
 	pthread_mutex_t lock; /* protects everything below */
 	pthread_cond_t work;  /* the progress thread sleeps on it */
 	pthread_cond_t done;  /* waiters sleep on it */
 	struct tc_request *qhead, *qtail; /* queued, not yet executed, in issue order */
 	struct tc_request *live;	  /* every request not yet freed */
+	struct tc_request *running;	  /* taken off the queue, executing */
 	int thread_up, stop;
 	pthread_t thread;
 };
@@ -26,7 +27,8 @@ struct tc_colls {
  * progress thread runs), or queue it and hand back a request. */
 int tc_req_blocking(struct tc_comm *comm, const struct tc_coll_args *a);
 int tc_req_nonblocking(struct tc_comm *comm, const struct tc_coll_args *a, tc_request_t **out);
-/* Drain the queue, stop the progress thread, free every request. */
+/* Drain the queue, stop the progress thread, free every request; for a
+ * sub: wait until none of its calls is queued or running. */
 void tc_colls_free(struct tc_comm *comm);
 
 /* comm.c, for tests (they link the static library; the shared one does not

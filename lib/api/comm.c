@@ -8,10 +8,12 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <time.h>
 #include <string.h>
 
 #include "api/api.h"
+#include "core/embed.h"
 
 
 static const char *const tc_coll_env[2] = {
@@ -241,12 +243,20 @@ static int tc_comm_pick_transport(struct tc_comm *comm, const struct tc_comm_att
 	}
 }
 
+/* Coordinates and neighbours, from the transport's shape and rank. */
+static void tc_comm_geometry(struct tc_comm *comm)
+{
+	tc_shape_coords(&comm->tp.shape, comm->tp.rank, comm->coords);
+	for (int p = 0; p < 2 * TC_MAX_DIMS; p++)
+		comm->neighbors[p] = p < 2 * comm->tp.shape.ndims ? tc_shape_neighbor(&comm->tp.shape, comm->tp.rank, p) : -1;
+}
+
 TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 {
 	struct tc_comm_attr env, full;
 	struct tc_comm *comm;
 	double cost_env[TC_NCOST_ENV];
-	int ret, p, clock;
+	int ret, clock;
 
 	if (!out)
 		return tc_err(-EINVAL, "tc_comm_create: comm pointer is NULL");
@@ -288,9 +298,7 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 	ret = comm->tp.ops->open(&comm->tp, attr);
 	if (ret)
 		goto err_free;
-	tc_shape_coords(&comm->tp.shape, comm->tp.rank, comm->coords);
-	for (p = 0; p < 2 * TC_MAX_DIMS; p++)
-		comm->neighbors[p] = p < 2 * comm->tp.shape.ndims ? tc_shape_neighbor(&comm->tp.shape, comm->tp.rank, p) : -1;
+	tc_comm_geometry(comm);
 	/* verbs measures its own network at open and prices the wall clock always */
 	if (clock == TC_CLOCK_WALL && attr->transport != TC_TRANSPORT_VERBS) {
 		ret = tc_probe_wall(comm);
@@ -310,11 +318,141 @@ err_free:
 	return ret;
 }
 
+/*
+ * ranks[] (parent ranks) as nodes of the root's fabric: in range, distinct,
+ * the caller among them (*me: its index). 0 and a malloc'd *out, or -errno.
+ */
+static int tc_sub_nodes(struct tc_comm *parent, struct tc_comm *root, const int *ranks, int n, int **out, int *me)
+{
+	int P = parent->tp.shape.nodes;
+	unsigned char *seen = calloc(P, 1);
+	int *nodes = malloc(n * sizeof(*nodes));
+	int ret = 0;
+
+	*me = -1;
+	if (!seen || !nodes) {
+		ret = tc_err(-ENOMEM, "tc_comm_create_sub: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n && !ret; i++) {
+		if (ranks[i] < 0 || ranks[i] >= P)
+			ret = tc_err(-EINVAL, "tc_comm_create_sub: ranks[%d] = %d is not a rank of a %d-rank parent", i,
+				     ranks[i], P);
+		else if (seen[ranks[i]]++)
+			ret = tc_err(-EINVAL, "tc_comm_create_sub: rank %d is listed twice", ranks[i]);
+		else
+			nodes[i] = parent == root ? ranks[i] : tc_sub_node(&parent->tp, ranks[i]);
+		if (!ret && ranks[i] == parent->tp.rank)
+			*me = i;
+	}
+	if (!ret && *me < 0)
+		ret = tc_err(-EINVAL, "tc_comm_create_sub: the calling rank %d is not in the list", parent->tp.rank);
+out:
+	free(seen);
+	if (ret)
+		free(nodes);
+	else
+		*out = nodes;
+	return ret;
+}
+
+static int tc_sub_check(struct tc_comm *parent, const int *ranks, int n, unsigned int context, tc_comm_t **out)
+{
+	if (!out)
+		return tc_err(-EINVAL, "tc_comm_create_sub: sub pointer is NULL");
+	*out = NULL;
+	if (!parent || !ranks)
+		return tc_err(-EINVAL, "tc_comm_create_sub: NULL argument");
+	if (n < 1 || n > parent->tp.shape.nodes)
+		return tc_err(-EINVAL, "tc_comm_create_sub: %d ranks of a %d-rank parent", n, parent->tp.shape.nodes);
+	if (context < 1 || context > TC_SUB_MAX_CONTEXT)
+		return tc_err(-EINVAL, "tc_comm_create_sub: context %u outside 1..%u", context, TC_SUB_MAX_CONTEXT);
+	if (parent->orphan)
+		return tc_err(-EIO, "tc_comm_create_sub: the parent's own parent was destroyed");
+	for (struct tc_comm *c = (parent->root ?: parent)->subs; c; c = c->sub_next)
+		if (c->context == context)
+			return tc_err(-EBUSY, "tc_comm_create_sub: context %u is taken by a live sub of this node", context);
+	return 0;
+}
+
+TC_EXPORT int tc_comm_create_sub(tc_comm_t *parent, const int *ranks, int n, unsigned int context, tc_comm_t **out)
+{
+	struct tc_comm *root, *comm;
+	struct tc_embed e;
+	int *nodes = NULL, me, ret;
+
+	_Static_assert(TC_SUB_MAX_CONTEXT == TC_TAG_CTX_MAX, "the public context limit is the tags'");
+	ret = tc_sub_check(parent, ranks, n, context, out);
+	if (ret)
+		return ret;
+	root = parent->root ?: parent; /* a sub of a sub is a sub of the root */
+	ret = tc_sub_nodes(parent, root, ranks, n, &nodes, &me);
+	if (ret)
+		return ret;
+	ret = tc_embed_find(&root->tp.shape, nodes, n, &e);
+	if (ret)
+		goto out;
+	comm = calloc(1, sizeof(*comm));
+	if (!comm) {
+		ret = tc_err(-ENOMEM, "tc_comm_create_sub: out of memory");
+		goto out;
+	}
+	ret = tc_sub_open(&comm->tp, &root->tp, &e, nodes, me, context);
+	if (ret) {
+		free(comm);
+		goto out;
+	}
+	comm->tp.timeout_ms = parent->tp.timeout_ms;
+	comm->zcopy_min = parent->zcopy_min;
+	for (int c = 0; c < 2; c++)
+		comm->coll[c].forced = parent->coll[c].forced;
+	comm->root = root;
+	comm->context = context;
+	comm->sub_next = root->subs;
+	if (root->subs)
+		root->subs->sub_prev = comm;
+	root->subs = comm;
+	tc_comm_geometry(comm);
+	*out = comm;
+out:
+	free(nodes);
+	return ret;
+}
+
+/* The root goes: its subs keep their memory but lose the transport. */
+static void tc_comm_orphan_subs(struct tc_comm *root)
+{
+	struct tc_comm *c, *next;
+
+	for (c = root->subs; c; c = next) {
+		next = c->sub_next;
+		c->root = NULL;
+		c->sub_prev = c->sub_next = NULL;
+		c->orphan = 1;
+		c->broken = 1;
+		snprintf(c->broken_why, sizeof(c->broken_why), "the communicator it is a sub of was destroyed");
+	}
+	root->subs = NULL;
+}
+
+static void tc_comm_unlink_sub(struct tc_comm *c)
+{
+	if (c->sub_prev)
+		c->sub_prev->sub_next = c->sub_next;
+	else
+		c->root->subs = c->sub_next;
+	if (c->sub_next)
+		c->sub_next->sub_prev = c->sub_prev;
+}
+
 TC_EXPORT void tc_comm_destroy(tc_comm_t *comm)
 {
 	if (!comm)
 		return;
-	tc_colls_free(comm); /* waits for queued collectives */
+	tc_colls_free(comm); /* waits for queued collectives (a sub: its own, in its root's queue) */
+	if (comm->root)
+		tc_comm_unlink_sub(comm);
+	tc_comm_orphan_subs(comm);
 	tc_exec_free_plans(comm);
 	comm->tp.ops->close(&comm->tp);
 	free(comm);
@@ -373,7 +511,10 @@ TC_EXPORT int tc_comm_neighbors(const tc_comm_t *comm, int *neighbors)
 
 TC_EXPORT const char *tc_comm_transport_name(const tc_comm_t *comm)
 {
-	return comm ? comm->tp.ops->name : "none";
+	if (!comm)
+		return "none";
+	/* a sub runs on its root's network */
+	return comm->root ? comm->root->tp.ops->name : comm->tp.ops->name;
 }
 
 TC_EXPORT int tc_comm_set_algo(tc_comm_t *comm, enum tc_coll_id coll, const char *name)

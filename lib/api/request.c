@@ -13,9 +13,16 @@
  * waits. The progress thread works while the application computes, which is
  * what lets it overlap communication with computation.
  *
- * Locking: tc_colls.lock protects the queue, the live list and each
+ * A sub-communicator (tc_comm_create_sub) shares its root's transport, so
+ * it shares the root's queue too: a request names its communicator, the
+ * root's progress thread runs the calls of the root and of all its subs in
+ * the process's issue order, and before it starts a blocking call of any of
+ * them runs on the caller's thread, as for one communicator. Nothing of two
+ * of them ever interleaves on the shared transport.
+ *
+ * Locking: tc_colls.lock protects the queue, the live list, running and each
  * request's done/ret/err; the executing thread alone touches the transport
- * and tc_colls.seq.
+ * and the communicators' call sequence numbers.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +39,7 @@ struct tc_request {
 	struct tc_request *qnext;	     /* queue */
 	struct tc_request *lprev, *lnext; /* live list */
 	struct tc_colls *cs;
+	struct tc_comm *comm; /* the root or one of its subs */
 	struct tc_coll_args a;
 	int done, ret;
 	char err[256];
@@ -65,9 +73,14 @@ static int tc_coll_exec(struct tc_comm *comm, const struct tc_coll_args *a)
 	return tc_err(-EINVAL, "collective kind %d unknown", (int)a->kind);
 }
 
+/* The queue of comm: its own, or its root's for a sub. */
 static struct tc_colls *tc_colls_get(struct tc_comm *comm)
 {
-	struct tc_colls *cs = comm->colls;
+	struct tc_colls *cs;
+
+	if (comm->root)
+		comm = comm->root;
+	cs = comm->colls;
 
 	if (cs)
 		return cs;
@@ -84,8 +97,7 @@ static struct tc_colls *tc_colls_get(struct tc_comm *comm)
 
 static void *tc_progress_main(void *p)
 {
-	struct tc_comm *comm = p;
-	struct tc_colls *cs = comm->colls;
+	struct tc_colls *cs = p;
 	struct tc_request *req;
 	int ret;
 
@@ -99,11 +111,13 @@ static void *tc_progress_main(void *p)
 		cs->qhead = req->qnext;
 		if (!cs->qhead)
 			cs->qtail = NULL;
+		cs->running = req;
 		pthread_mutex_unlock(&cs->lock);
 
-		ret = tc_coll_exec(comm, &req->a);
+		ret = tc_coll_exec(req->comm, &req->a);
 
 		pthread_mutex_lock(&cs->lock);
+		cs->running = NULL;
 		if (ret)
 			snprintf(req->err, sizeof(req->err), "%s", tc_last_error());
 		req->ret = ret;
@@ -114,7 +128,7 @@ static void *tc_progress_main(void *p)
 	return NULL;
 }
 
-static int tc_progress_start(struct tc_comm *comm, struct tc_colls *cs)
+static int tc_progress_start(struct tc_colls *cs)
 {
 	pthread_attr_t pa;
 	int ret;
@@ -123,7 +137,7 @@ static int tc_progress_start(struct tc_comm *comm, struct tc_colls *cs)
 		return 0;
 	pthread_attr_init(&pa);
 	pthread_attr_setstacksize(&pa, TC_PROGRESS_STACK);
-	ret = -pthread_create(&cs->thread, &pa, tc_progress_main, comm);
+	ret = -pthread_create(&cs->thread, &pa, tc_progress_main, cs);
 	pthread_attr_destroy(&pa);
 	if (ret)
 		return tc_err(ret, "nonblocking collectives: cannot start the progress thread: %s", tc_strerror(ret));
@@ -132,14 +146,15 @@ static int tc_progress_start(struct tc_comm *comm, struct tc_colls *cs)
 }
 
 /* Queue a validated call; the progress thread must be running. */
-static int tc_enqueue(struct tc_comm *comm, const struct tc_coll_args *a, struct tc_request **out)
+static int tc_enqueue(struct tc_colls *cs, struct tc_comm *comm, const struct tc_coll_args *a,
+		      struct tc_request **out)
 {
-	struct tc_colls *cs = comm->colls;
 	struct tc_request *req = calloc(1, sizeof(*req));
 
 	if (!req)
 		return tc_err(-ENOMEM, "%s: out of memory for a request", tc_coll_str(a->kind));
 	req->cs = cs;
+	req->comm = comm;
 	req->a = *a;
 	pthread_mutex_lock(&cs->lock);
 	req->lnext = cs->live;
@@ -199,7 +214,7 @@ int tc_req_blocking(struct tc_comm *comm, const struct tc_coll_args *a)
 		return tc_err(-ENOMEM, "%s: out of memory", tc_coll_str(a->kind));
 	if (!cs->thread_up)
 		return tc_coll_exec(comm, a);
-	ret = tc_enqueue(comm, a, &req);
+	ret = tc_enqueue(cs, comm, a, &req);
 	if (ret)
 		return ret;
 	return tc_wait_req(req);
@@ -212,16 +227,39 @@ int tc_req_nonblocking(struct tc_comm *comm, const struct tc_coll_args *a, tc_re
 
 	if (!cs)
 		return tc_err(-ENOMEM, "%s: out of memory", tc_coll_str(a->kind));
-	ret = tc_progress_start(comm, cs);
+	ret = tc_progress_start(cs);
 	if (ret)
 		return ret;
-	return tc_enqueue(comm, a, out);
+	return tc_enqueue(cs, comm, a, out);
+}
+
+/* Has the sub comm a call queued or running? Caller holds cs->lock. */
+static int __tc_colls_busy(const struct tc_colls *cs, const struct tc_comm *comm)
+{
+	if (cs->running && cs->running->comm == comm)
+		return 1;
+	for (const struct tc_request *r = cs->qhead; r; r = r->qnext)
+		if (r->comm == comm)
+			return 1;
+	return 0;
 }
 
 void tc_colls_free(struct tc_comm *comm)
 {
 	struct tc_colls *cs = comm->colls;
 
+	if (comm->root) {
+		/* a sub: its calls in the root's queue finish first; the
+		 * requests stay the root's until waited for or the root goes */
+		cs = comm->root->colls;
+		if (!cs)
+			return;
+		pthread_mutex_lock(&cs->lock);
+		while (__tc_colls_busy(cs, comm))
+			pthread_cond_wait(&cs->done, &cs->lock);
+		pthread_mutex_unlock(&cs->lock);
+		return;
+	}
 	if (!cs)
 		return;
 	if (cs->thread_up) {

@@ -38,8 +38,11 @@
 #include "runtime/comm.h"
 
 /* Tags of these collectives: bit 63 set (the schedule executor's tags have
- * it clear), the communicator's call sequence number in bits 32..62, then
- * phase (6 bits), step (24 bits) and direction (2 bits). */
+ * it clear), bits 56..62 clear (a sub-communicator's context goes there,
+ * transport/transport.h), the communicator's call sequence number modulo
+ * 2^24 in bits 32..55, then phase (6 bits), step (24 bits) and direction
+ * (2 bits). Calls of one communicator run one after another, so a sequence
+ * number that wraps after 16 M calls meets no call still in flight. */
 #define TC_COLL_TAG_BIT (1ull << 63)
 
 /* One collective call, as issued (validated before it is queued). */

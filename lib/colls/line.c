@@ -32,7 +32,7 @@ int tc_run_begin(struct tc_run *r, struct tc_comm *comm, const char *name, size_
 
 uint64_t tc_run_tag(const struct tc_run *r, unsigned int step, unsigned int dir)
 {
-	return TC_COLL_TAG_BIT | (r->seq & 0x7fffffffull) << 32 | (uint64_t)(r->phase & 0x3f) << 26 |
+	return TC_COLL_TAG_BIT | (r->seq & 0xffffffull) << 32 | (uint64_t)(r->phase & 0x3f) << 26 |
 	       (uint64_t)(step & 0xffffff) << 2 | (dir & 3);
 }
 

@@ -56,7 +56,17 @@ struct tc_comm {
 
 	size_t zcopy_min;	/* blocks of at least this many bytes run zero copy (TC_ZCOPY_MIN) */
 	uint32_t coll_seq;	/* line collectives run (their tags); touched only by the executing thread */
-	struct tc_colls *colls; /* api/request.c: the nonblocking queue; NULL until first used */
+	struct tc_colls *colls; /* api/request.c: the nonblocking queue; NULL until first used (a sub uses its root's) */
+
+	/* Sub-communicators (tc_comm_create_sub): a sub runs on a box of its
+	 * root's torus over the root's transport (transport/sub.c) and through
+	 * the root's queue. The root keeps its live subs in a list; destroying
+	 * the root detaches them (root NULL, orphan 1: their calls fail -EIO). */
+	struct tc_comm *root;		    /* a sub: the communicator that owns the transport; else NULL */
+	struct tc_comm *subs;		    /* the root: its live subs */
+	struct tc_comm *sub_prev, *sub_next; /* a sub: in its root's list */
+	uint32_t context;		    /* a sub: its tag context (1..TC_TAG_CTX_MAX) */
+	int orphan;			    /* a sub whose root was destroyed */
 };
 
 /* step.c: the one post/wait/fail path of every collective. */

@@ -14,7 +14,9 @@
  *     route; port = the first hop's port) and a receive per incoming message
  *     (scatter segments in the same order; port = the port the last hop
  *     arrives on: + in dimension d arrives on port 2*d+1). The tag is
- *     (step << 32 | message index), so matching is exact.
+ *     (step << 32 | message index), so matching is exact; the step stays
+ *     below TC_TAG_STEP_LIMIT, clear of a sub-communicator's context bits
+ *     (transport/transport.h).
  * Running a plan allocates nothing: copy in, per step one post and one wait,
  * copy out.
  */
@@ -441,6 +443,9 @@ int tc_plan_build(const struct tc_sched *s, int node, size_t m, uint32_t max_seg
 		return tc_err(-EINVAL, "schedule %s is not finished", s->algo);
 	if (s->coll != TC_COLL_ALLTOALL && s->coll != TC_COLL_ALLGATHER)
 		return tc_err(-EOPNOTSUPP, "executor: collective %d not supported", s->coll);
+	if (s->nsteps >= TC_TAG_STEP_LIMIT)
+		return tc_err(-E2BIG, "schedule %s has %u steps; tags hold fewer than %u", s->algo, s->nsteps,
+			      TC_TAG_STEP_LIMIT);
 	c.coll_ag = s->coll == TC_COLL_ALLGATHER;
 	c.np = s->npackets > 0 ? s->npackets : 1;
 	tc_plan_count(s, node, &nx, &nsteps, &nocc);

@@ -11,8 +11,13 @@
 
 #include "runtime/comm.h"
 
+/* A sub and its root share one transport: a failure of either leaves
+ * transfers posted on it, so it breaks both (and the root's other subs,
+ * which check their root). */
 int tc_comm_usable(const struct tc_comm *comm, const char *name)
 {
+	if (!comm->broken && comm->root)
+		comm = comm->root;
 	if (comm->broken)
 		return tc_err(-EIO, "%s: communicator unusable after an earlier failure (%s); destroy it", name,
 			      comm->broken_why);
@@ -35,6 +40,11 @@ int tc_comm_fail(struct tc_comm *comm, int ret)
 {
 	comm->broken = ret;
 	snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", tc_last_error());
+	if (comm->root && !comm->root->broken) {
+		comm->root->broken = ret;
+		snprintf(comm->root->broken_why, sizeof(comm->root->broken_why), "in a sub-communicator: %.130s",
+			 tc_last_error());
+	}
 	return ret;
 }
 

@@ -65,6 +65,21 @@ struct tc_sge {
 #define TC_XFER_SEND 1
 #define TC_XFER_RECV 2
 
+/*
+ * Tag space. The executors' tags leave bits 56..62 clear (runtime/plan.c:
+ * step << 32 | message, the step below TC_TAG_STEP_LIMIT; colls/coll.h:
+ * bit 63, a 24-bit call number from bit 32). A sub-communicator (sub.c)
+ * ORs its context, 1..TC_TAG_CTX_MAX, into those bits, because the device
+ * matches a receive by (arrival port, tag) alone: without it, a message of
+ * the parent's call, or of another sub that shares the receiving node, on
+ * the same port with the same step and message number would match the
+ * sub's receive.
+ */
+#define TC_TAG_CTX_SHIFT 56
+#define TC_TAG_CTX_MAX 127u
+#define TC_TAG_CTX_MASK ((uint64_t)TC_TAG_CTX_MAX << TC_TAG_CTX_SHIFT)
+#define TC_TAG_STEP_LIMIT (1u << 24)
+
 struct tc_xfer {
 	uint8_t op;    /* TC_XFER_* */
 	uint8_t port;  /* send: first-hop port; recv: arrival port */
@@ -113,5 +128,20 @@ struct tc_transport_ops {
 extern const struct tc_transport_ops tc_transport_dev;
 extern const struct tc_transport_ops tc_transport_sim;
 extern const struct tc_transport_ops tc_transport_verbs; /* when built with TC_HAVE_VERBS */
+
+/*
+ * sub.c: a communicator on a box of its parent's torus (core/embed.h). tp
+ * gets the box's logical shape and rank; its transfers go out on the
+ * parent's transport ptp (same buffer, same completions) with ports, routes
+ * and peers mapped to the parent's and ctx in the tags' context bits; a
+ * failed wait names logical ports and ranks. nodes[i]: the parent node of
+ * logical rank i (e->shape.nodes entries, copied). Closing tp leaves ptp
+ * open.
+ */
+struct tc_embed;
+int tc_sub_open(struct tc_tp *tp, struct tc_tp *ptp, const struct tc_embed *e, const int *nodes, int rank,
+		uint32_t ctx);
+/* The parent node of logical rank r of a sub transport. */
+int tc_sub_node(const struct tc_tp *tp, int r);
 
 #endif /* TC_TRANSPORT_H */

@@ -8,7 +8,14 @@
  * reference computed here. A plain MPI program: run it with and without
  * LD_PRELOAD=libtorusmpi.so, the results must be the same.
  *
+ * With a square number of ranks (a 4x4 fabric at 16), also on the rows,
+ * the columns and the first side-1 ranks of each row (a path of an odd
+ * number of ranks at 16), each named for its kind (MPI_Comm_set_name), so
+ * the shim's statistics (TORUS_MPI_STATS=1) say where each one ran.
+ *
  * MPI_COLLS_COMMS=world,dup,... limits the communicators (slow guests).
+ * MPI_COLLS_BRIEF=rows,cols,... runs on those only alltoall, ialltoallv,
+ * allgather, iallreduce, bcast and ibarrier, once each, not in place.
  * MPI_COLLS_LIGHT=1 keeps every (collective, blocking or not, in place or
  * not) point but runs each at two sizes (no empty and no over-the-limit
  * vector) and reductions with one (datatype, op) per size: the 16-rank
@@ -670,21 +677,29 @@ int main(int argc, char **argv)
 		{ "allreduce", t_allreduce },	  { "reduce_scatter_block", t_rsb },
 		{ "reduce_scatter", t_rs },
 	};
-	const char *kinds[] = { "world", "dup", "halves", "reversed", "odd" };
+	const char *kinds[] = { "world", "dup", "halves", "reversed", "odd", "rows", "cols", "path" };
+	const int nkinds = sizeof(kinds) / sizeof(kinds[0]);
 	long *sum;
+	int side;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
 	MPI_Comm_size(MPI_COMM_WORLD, &wsize);
 	verbose = getenv("MPI_COLLS_VERBOSE") != NULL;
 	light = getenv("MPI_COLLS_LIGHT") && strcmp(getenv("MPI_COLLS_LIGHT"), "0");
-	for (int k = 0; k < 5; k++) {
+	for (side = 1; (side + 1) * (side + 1) <= wsize; side++)
+		;
+	for (int k = 0; k < nkinds; k++) {
 		MPI_Comm comm = MPI_COMM_NULL;
-		int own = 1;
+		int own = 1, brief;
 		const char *only = getenv("MPI_COLLS_COMMS"); /* e.g. "world,dup,odd" */
+		const char *b = getenv("MPI_COLLS_BRIEF");
 
 		if (only && !strstr(only, kinds[k]))
 			continue;
+		if (k >= 5 && side * side != wsize)
+			continue; /* rows and columns of a square only */
+		brief = own && b && strstr(b, kinds[k]);
 
 		switch (k) {
 		case 0:
@@ -700,10 +715,33 @@ int main(int argc, char **argv)
 		case 3:
 			MPI_Comm_split(MPI_COMM_WORLD, 0, -wrank, &comm);
 			break;
-		default: /* odd size: all but the last rank (or all, if that is odd) */
+		case 4: /* odd size: all but the last rank (or all, if that is odd) */
 			MPI_Comm_split(MPI_COMM_WORLD, wsize % 2 == 0 && wrank == wsize - 1 ? MPI_UNDEFINED : 0, wrank,
 				       &comm);
 			break;
+		case 5:
+			MPI_Comm_split(MPI_COMM_WORLD, wrank / side, wrank, &comm);
+			break;
+		case 6:
+			MPI_Comm_split(MPI_COMM_WORLD, wrank % side, wrank, &comm);
+			break;
+		default: /* the first side-1 ranks of each row */
+			MPI_Comm_split(MPI_COMM_WORLD, wrank % side < side - 1 ? wrank / side : MPI_UNDEFINED, wrank, &comm);
+			break;
+		}
+		if (comm != MPI_COMM_NULL && own)
+			MPI_Comm_set_name(comm, kinds[k]);
+		if (brief) {
+			static const int bc[] = { 0, 1, 2, 4 }; /* alltoall(v), allgather, allreduce */
+
+			for (int i = 0; i < 4; i++)
+				point(comm == MPI_COMM_NULL ? 0 : colls[bc[i]].fn(comm, i % 2, 0), "%s %s%s", kinds[k],
+				      i % 2 ? "i" : "", colls[bc[i]].name);
+			point(comm == MPI_COMM_NULL ? 0 : t_bcast(comm, 0), "%s bcast", kinds[k]);
+			point(comm == MPI_COMM_NULL ? 0 : t_barrier(comm, 1), "%s ibarrier", kinds[k]);
+			if (comm != MPI_COMM_NULL)
+				MPI_Comm_free(&comm);
+			continue;
 		}
 		for (int nb = 0; nb < 2; nb++) {
 			for (unsigned int c = 0; c < sizeof(colls) / sizeof(colls[0]); c++)
