@@ -29,7 +29,9 @@
  * previous receive to end (as on one-port shapes, either way). Its time
  * column then adds lat, the network's latency (LogP's L: ts is the overhead
  * o + gap, what holds the ports), after the ports are free: the messages
- * of one step overlap their latencies, the steps of a chain pay one each.
+ * of one step overlap their latencies, the steps of a chain pay one each;
+ * a message of more than eager_bytes adds rdv to its latency (a rendezvous:
+ * the receiver's ready-to-receive travels before the data).
  * lockstep_blocks is the sum over global steps of the largest message: what
  * a machine that synchronises all nodes at each step would pay.
  *
@@ -81,6 +83,19 @@ void tc_cost_params_default(struct tc_cost_params *p)
 	p->tw_us_per_byte = TC_COST_DEFAULT_TW_US_PER_BYTE;
 	p->hop_us = TC_COST_DEFAULT_HOP_US;
 	p->rho_us_per_byte = TC_COST_DEFAULT_RHO_US_PER_BYTE;
+}
+
+void tc_cost_fit_direct(const double c[3], const size_t len[3], double bk, int k, struct tc_cost_params *p)
+{
+	double tw = len[2] > len[1] ? (c[2] - c[1]) / (double)(len[2] - len[1]) : 0, ts, rdv;
+
+	p->tw_us_per_byte = tw > 0 ? tw : 0;
+	ts = (k > 1 ? (bk - c[0]) / (k - 1) : c[0]) - (double)len[0] * p->tw_us_per_byte;
+	p->ts_us = ts > 0 ? ts : 0;
+	p->lat_us = k > 1 && c[0] > p->ts_us + (double)len[0] * p->tw_us_per_byte ?
+			    c[0] - p->ts_us - (double)len[0] * p->tw_us_per_byte : 0;
+	rdv = c[1] - c[0] - (double)(len[1] - len[0]) * p->tw_us_per_byte;
+	p->rdv_us = rdv > 0 && len[0] <= p->eager_bytes && len[1] > p->eager_bytes ? rdv : 0;
 }
 
 static double ceil_eps(double x)
@@ -296,7 +311,7 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 		}
 		/* the latency after the ports let go: it overlaps the next messages */
 		for (int k = 2; k < NCP && direct; k++)
-			end[k] += c->p.lat_us;
+			end[k] += c->p.lat_us + (b * (double)c->sizes[k - 2] > c->p.eager_bytes ? c->p.rdv_us : 0);
 	}
 	c->lockstep_blocks += biggest;
 	/* done(n, s) = max(done(n, s-1), ends of n's step-s messages) */
