@@ -20,8 +20,9 @@ struct tc_cost_params {
  * TC_COST_DIRECT: no routers (verbs: one RDMA operation from source to
  *   destination whatever the torus route). A message costs one startup and
  *   its bytes, nothing per hop, and holds no torus link; instead each node's
- *   network port serves one message at a time each way: a node's sends
- *   follow one another, and so do its receives, each for ts + bytes*tw;
+ *   network port serves its sends, and its receives, ts + bytes*tw each,
+ *   all of a step's at once: a message ends when its sender's and its
+ *   receiver's ports have done the step's work;
  *   lat_us more after that is the message's latency, which holds no port
  *   (a step's messages overlap theirs, dependent steps add them up); a
  *   message of more than eager_bytes adds rdv_us to that latency (verbs:

@@ -660,6 +660,9 @@ static double priced(const struct tc_sched *sc, unsigned int flags, double lat)
  *   ends 0->3 at 14+5, 1->2 at 14+5, 0->5 at 28+5: 33 us (not 28 + 3*5);
  *   the chain: 0->1 holds the ports 0..22, ends 27; 2->1 waits for node 1's
  *   27, holds 27..41, ends 46: two latencies.
+ * Direct, one step listed 0->1, 2->1, 2->3 (a block each, 14 us): node 2
+ *   sends two and node 1 receives two, so the step lasts 28, whatever the
+ *   listing (which, taking turns in it, ran 2->3 after 2->1 after 0->1: 42).
  * Rendezvous 7 above an eager limit: the fan's messages (4 B each) above
  *   3 B overlap it as they overlap lat: 33 + 7 = 40; at a limit of 4 B none
  *   pays it: 33. The chain at 8 B: 0->1 (12 B) ends 27 + 7 = 34, 2->1 (4 B,
@@ -669,6 +672,7 @@ static void test_cost_transport(void)
 {
 	const struct tmsg fan[] = { { 0, 0, 3, 3, 1 }, { 0, 1, 2, 1, 1 }, { 0, 0, 5, -3, 1 } };
 	const struct tmsg late[] = { { 0, 0, 1, 1, 3 }, { 1, 2, 1, -1, 1 } };
+	const struct tmsg order[] = { { 0, 0, 1, 1, 1 }, { 0, 2, 1, -1, 1 }, { 0, 2, 3, 1, 1 } };
 	struct tc_shape ring = shape("8", 0, 0), ring1p = shape("8", 0, 1);
 	struct tc_sched *sc;
 	double t;
@@ -695,6 +699,11 @@ static void test_cost_transport(void)
 	tap_ok(near(t, 46), "cost, direct: dependent steps pay a latency each: %g us (want 46)", t);
 	t = priced_rdv(sc, TC_COST_DIRECT, 5, 7, 8);
 	tap_ok(near(t, 53), "cost, direct: only the step whose message is above the eager limit pays the rendezvous: %g us (want 53)", t);
+	tc_sched_free(sc);
+
+	sc = hand_sched(&ring, order, 3);
+	t = priced(sc, TC_COST_DIRECT, 0);
+	tap_ok(near(t, 28), "cost, direct: a step lasts the most work a port has, not the listing's turns: %g us (want 28)", t);
 	tc_sched_free(sc);
 
 	sc = hand_sched(&ring1p, late, 2);
