@@ -60,6 +60,10 @@ static const char usage_text[] =
 	"  -f, --stepfactor F  multiply the size by F each step (default 2)\n"
 	"  -w, --warmup N      checked untimed iterations per size (default 1)\n"
 	"  -n, --iters N       timed iterations per size (default 10)\n"
+	"  -r, --rounds N      run the whole list of algorithms N times per size,\n"
+	"                      interleaved (each round starts one algorithm later);\n"
+	"                      each (algorithm, size) reports its median round, and\n"
+	"                      the auto table how far its rounds spread (default 1)\n"
 	"      --ts-ns T       startup time of the prediction (default: the fabric's\n"
 	"                      on dev, else the module default 1000)\n"
 	"      --tw-ps T       time per byte of the prediction, ps (default: the\n"
@@ -101,7 +105,7 @@ struct opts {
 	int mesh, one_port;
 	size_t minb, maxb;
 	double factor;
-	int warmup, iters;
+	int warmup, iters, rounds;
 	double ts_ns, tw_ps;
 	int have_ts, have_tw;
 	int json, csv;
@@ -125,6 +129,8 @@ struct record {
 	double makespan;  /* virtual us per call (dev: the median of per-call makespans), or -1 */
 	double wall;	  /* dev: median per-call wall time, first rank in to last out, or -1 */
 	long long errors;
+	int rounds;		     /* rounds this record's median is over (-r) */
+	double round_min, round_max; /* the least and the largest round's time compared */
 };
 
 struct bench {
@@ -685,6 +691,242 @@ static int timed_calls_wall(struct bench *b, tc_comm_t *comm, size_t size, struc
 	return ret;
 }
 
+/*
+ * One point of the sweep: algo (when the collective has algorithms) at size,
+ * a warm-up and the timed calls, reduced over the ranks into *r; every rank
+ * calls it with the same arguments.
+ */
+static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_t size, int use_ms, struct record *r)
+{
+	const struct opts *o = &b->o;
+	const int P = tc_comm_size(comm), rank = tc_comm_rank(comm);
+	int is_a2a = o->coll == C_ALLTOALL, has_algo = is_a2a || o->coll == C_ALLGATHER;
+	int ret = 0;
+	struct bufs B;
+	double t0, t, v[3], g[3], bytes, factor, ms0 = 0, ms1 = 0;
+	long long bad = 0, gbad;
+	int it = 0;
+
+	if (has_algo) {
+		ret = tc_comm_set_algo(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, algo);
+		if (ret) {
+			set_fail(b, rank, ret, "tc_comm_set_algo");
+			b->bad_algo = ret == -ENOENT; /* a name no collective has: bad usage */
+			return ret;
+		}
+	}
+	memset(r, 0, sizeof(*r));
+	snprintf(r->algo, sizeof(r->algo), "%s", algo);
+	r->size = size;
+	r->predicted = -1;
+	r->model_us = -1;
+	r->tmed = -1;
+	r->makespan = -1;
+	r->wall = -1;
+	ret = alloc_bufs(o->coll, size, P, &B);
+	if (ret) {
+		set_fail(b, rank, ret, "allocating buffers");
+		free_bufs(&B);
+		return ret;
+	}
+	if (rank == 0 && b->progress) {
+		fprintf(stderr, "\r" PROG ": %s %s size %zu ...        ", coll_names[o->coll], algo, size);
+		fflush(stderr);
+	}
+	/* warmup: every iteration checked; the first tells what ran */
+	for (; it < (o->warmup ? o->warmup : 1) && !ret; it++) {
+		fill(o->coll, size, P, rank, it, &B);
+		ret = run_once(comm, o->coll, size, &B);
+		if (!ret)
+			bad += check(o->coll, size, P, rank, it, &B);
+	}
+	if (ret) {
+		set_fail(b, rank, ret, coll_names[o->coll]);
+		free_bufs(&B);
+		return ret;
+	}
+	r->supported = 1;
+	snprintf(r->ran, sizeof(r->ran), "%s", algo);
+	if (has_algo) {
+		struct tc_coll_info info = { .size = sizeof(info) };
+
+		if (!tc_coll_last(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, &info)) {
+			snprintf(r->ran, sizeof(r->ran), "%s", info.algo);
+			snprintf(r->why, sizeof(r->why), "%s", info.why);
+			r->supported = !info.why[0];
+			r->steps = info.steps;
+			r->tx_blocks = info.transmission_blocks;
+			r->lb_blocks = info.lower_bound_blocks;
+			r->predicted = (info.steps * o->ts_ns + info.transmission_blocks * size * o->tw_ps / 1e3) /
+				      1e3;
+			r->model_us = info.predicted_us;
+		}
+	}
+	if (r->supported && b->obar) {
+		fill(o->coll, size, P, rank, it, &B);
+		ret = timed_calls_dev(b, comm, rank, size, &B, r, &t);
+		if (ret) {
+			set_fail(b, rank, ret, coll_names[o->coll]);
+			free_bufs(&B);
+			return ret;
+		}
+		bad += check(o->coll, size, P, rank, it, &B);
+	} else if (r->supported) {
+		if (use_ms) {
+			ret = tc_barrier(comm);
+			if (!ret && rank == 0 && makespan(b, &ms0))
+				ms0 = -1;
+		}
+		if (!ret)
+			ret = tc_barrier(comm);
+		fill(o->coll, size, P, rank, it, &B);
+		t0 = now_us();
+		if (use_ms) {
+			for (int i = 0; i < o->iters && !ret; i++)
+				ret = run_once(comm, o->coll, size, &B);
+			t = (now_us() - t0) / o->iters;
+		} else if (!ret) {
+			ret = timed_calls_wall(b, comm, size, &B, r, &t);
+		}
+		if (ret) {
+			set_fail(b, rank, ret, coll_names[o->coll]);
+			free_bufs(&B);
+			return ret;
+		}
+		bad += check(o->coll, size, P, rank, it, &B);
+		if (use_ms) {
+			ret = tc_barrier(comm);
+			if (!ret && rank == 0 && ms0 >= 0 && !makespan(b, &ms1))
+				r->makespan = fmax(0, ms1 - ms0 - 2 * b->barrier_ms) / o->iters;
+		}
+	}
+	if (r->supported) {
+		/* avg, min, max over ranks with the library's own allreduce */
+		v[0] = t;
+		if (!ret)
+			ret = tc_allreduce(comm, v, g, 1, TC_DOUBLE, TC_SUM);
+		if (!ret)
+			ret = tc_allreduce(comm, v, g + 1, 1, TC_DOUBLE, TC_MIN);
+		if (!ret)
+			ret = tc_allreduce(comm, v, g + 2, 1, TC_DOUBLE, TC_MAX);
+		if (ret) {
+			set_fail(b, rank, ret, "reducing the times");
+			free_bufs(&B);
+			return ret;
+		}
+		r->tavg = g[0] / P;
+		r->tmin = g[1];
+		r->tmax = g[2];
+		bw_model(o->coll, size, P, &bytes, &factor);
+		r->bytes = bytes;
+		r->algbw = r->tavg > 0 ? bytes / r->tavg / 1e3 : 0;
+		r->busbw = r->algbw * factor;
+	}
+	ret = tc_allreduce(comm, &bad, &gbad, 1, TC_INT64, TC_SUM);
+	free_bufs(&B);
+	if (ret) {
+		set_fail(b, rank, ret, "reducing the error count");
+		return ret;
+	}
+	r->errors = gbad;
+	return ret;
+}
+
+static double measured(const struct record *r);
+
+/* The sizes of the sweep into sizes[] (at most max), their count. */
+static int sweep_sizes(const struct opts *o, size_t *sizes, int max)
+{
+	int n = 0;
+
+	for (size_t size = o->minb; n < max; size = (size_t)ceil(size * o->factor)) {
+		if (o->coll == C_BARRIER)
+			size = 0;
+		else if (o->coll == C_ALLREDUCE || o->coll == C_BCAST || o->coll == C_REDUCE_SCATTER)
+			size &= ~(size_t)3; /* int32 elements */
+		sizes[n++] = size;
+		if (o->coll == C_BARRIER || size >= o->maxb || (size_t)ceil(size * o->factor) > o->maxb)
+			break;
+	}
+	return n;
+}
+
+/*
+ * Rank 0: each (algorithm, size) of res (rounds records each, algorithm
+ * major) that ran in at least one round becomes one record: its median
+ * round (the lower one of an even count) by the time compared, with the
+ * least and the largest round.
+ */
+static int sweep_record(struct bench *b, const struct record *res, int nalgos, int nsizes)
+{
+	const int R = b->o.rounds;
+	int ret = 0;
+
+	for (int i = 0; i < nalgos * nsizes && !ret; i++) {
+		const struct record *p = &res[(size_t)i * R], *by[R];
+		struct record r;
+		int n = 0;
+
+		for (int k = 0; k < R; k++)
+			if (p[k].rounds) {
+				int j = n++;
+
+				for (; j > 0 && measured(by[j - 1]) > measured(&p[k]); j--)
+					by[j] = by[j - 1];
+				by[j] = &p[k];
+			}
+		if (!n)
+			continue;
+		r = *by[(n - 1) / 2];
+		r.rounds = n;
+		r.round_min = measured(by[0]);
+		r.round_max = measured(by[n - 1]);
+		pthread_mutex_lock(&b->lock);
+		ret = add_record(b, &r);
+		pthread_mutex_unlock(&b->lock);
+	}
+	return ret;
+}
+
+/*
+ * Every point of the sweep. One round: each algorithm over every size in
+ * turn. Several (-r): per size, the whole list of algorithms once a round,
+ * each round starting one algorithm later, so a slow spell of the host
+ * falls on every algorithm alike rather than on the ones run during it.
+ */
+static int sweep(struct bench *b, tc_comm_t *comm, int use_ms, int nalgos)
+{
+	const struct opts *o = &b->o;
+	const int R = o->rounds, has_algo = o->coll == C_ALLTOALL || o->coll == C_ALLGATHER;
+	size_t sizes[64];
+	int nsizes = sweep_sizes(o, sizes, 64), ret = 0, n = R == 1 ? nalgos * nsizes : nsizes * R * nalgos;
+	struct record *res = calloc((size_t)nalgos * nsizes * R, sizeof(*res));
+
+	if (!res) {
+		set_fail(b, tc_comm_rank(comm), -ENOMEM, "allocating the records");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n && !ret; i++) {
+		/* one round: algorithm major; several: size, round, algorithm */
+		int s = R == 1 ? i % nsizes : i / (R * nalgos), k = R == 1 ? 0 : i / nalgos % R;
+		int a = R == 1 ? i / nsizes : (i % nalgos + k) % nalgos;
+		struct record *r = &res[((size_t)a * nsizes + s) * R + k];
+
+		ret = bench_point(b, comm, has_algo ? b->algos[a] : "-", sizes[s], use_ms, r);
+		r->rounds = !ret;
+	}
+	if (tc_comm_rank(comm) == 0) {
+		int r2 = sweep_record(b, res, nalgos, nsizes);
+
+		if (r2) {
+			set_fail(b, 0, r2, "recording");
+			ret = ret ? ret : r2;
+		}
+	}
+	free(res);
+	return ret;
+}
+
 static int bench_rank(tc_comm_t *comm, void *arg)
 {
 	struct bench *b = arg;
@@ -731,155 +973,7 @@ static int bench_rank(tc_comm_t *comm, void *arg)
 		if (rank == 0)
 			b->barrier_ms = best > 0 ? best : 0;
 	}
-	for (int a = 0; a < nalgos && !ret; a++) {
-		const char *algo = has_algo ? b->algos[a] : "-";
-
-		if (has_algo) {
-			ret = tc_comm_set_algo(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, algo);
-			if (ret) {
-				set_fail(b, rank, ret, "tc_comm_set_algo");
-				b->bad_algo = ret == -ENOENT; /* a name no collective has: bad usage */
-				break;
-			}
-		}
-		for (size_t size = o->minb;; size = (size_t)ceil(size * o->factor)) {
-			struct record r;
-			struct bufs B;
-			double t0, t, v[3], g[3], bytes, factor, ms0 = 0, ms1 = 0;
-			long long bad = 0, gbad;
-			int it = 0;
-
-			if (o->coll == C_BARRIER)
-				size = 0;
-			else if (o->coll == C_ALLREDUCE || o->coll == C_BCAST || o->coll == C_REDUCE_SCATTER)
-				size &= ~(size_t)3; /* int32 elements */
-			memset(&r, 0, sizeof(r));
-			snprintf(r.algo, sizeof(r.algo), "%s", algo);
-			r.size = size;
-			r.predicted = -1;
-			r.model_us = -1;
-			r.tmed = -1;
-			r.makespan = -1;
-			r.wall = -1;
-			ret = alloc_bufs(o->coll, size, P, &B);
-			if (ret) {
-				set_fail(b, rank, ret, "allocating buffers");
-				free_bufs(&B);
-				break;
-			}
-			if (rank == 0 && b->progress) {
-				fprintf(stderr, "\r" PROG ": %s %s size %zu ...        ", coll_names[o->coll], algo, size);
-				fflush(stderr);
-			}
-			/* warmup: every iteration checked; the first tells what ran */
-			for (; it < (o->warmup ? o->warmup : 1) && !ret; it++) {
-				fill(o->coll, size, P, rank, it, &B);
-				ret = run_once(comm, o->coll, size, &B);
-				if (!ret)
-					bad += check(o->coll, size, P, rank, it, &B);
-			}
-			if (ret) {
-				set_fail(b, rank, ret, coll_names[o->coll]);
-				free_bufs(&B);
-				break;
-			}
-			r.supported = 1;
-			snprintf(r.ran, sizeof(r.ran), "%s", algo);
-			if (has_algo) {
-				struct tc_coll_info info = { .size = sizeof(info) };
-
-				if (!tc_coll_last(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, &info)) {
-					snprintf(r.ran, sizeof(r.ran), "%s", info.algo);
-					snprintf(r.why, sizeof(r.why), "%s", info.why);
-					r.supported = !info.why[0];
-					r.steps = info.steps;
-					r.tx_blocks = info.transmission_blocks;
-					r.lb_blocks = info.lower_bound_blocks;
-					r.predicted = (info.steps * o->ts_ns + info.transmission_blocks * size * o->tw_ps / 1e3) /
-						      1e3;
-					r.model_us = info.predicted_us;
-				}
-			}
-			if (r.supported && b->obar) {
-				fill(o->coll, size, P, rank, it, &B);
-				ret = timed_calls_dev(b, comm, rank, size, &B, &r, &t);
-				if (ret) {
-					set_fail(b, rank, ret, coll_names[o->coll]);
-					free_bufs(&B);
-					break;
-				}
-				bad += check(o->coll, size, P, rank, it, &B);
-			} else if (r.supported) {
-				if (use_ms) {
-					ret = tc_barrier(comm);
-					if (!ret && rank == 0 && makespan(b, &ms0))
-						ms0 = -1;
-				}
-				if (!ret)
-					ret = tc_barrier(comm);
-				fill(o->coll, size, P, rank, it, &B);
-				t0 = now_us();
-				if (use_ms) {
-					for (int i = 0; i < o->iters && !ret; i++)
-						ret = run_once(comm, o->coll, size, &B);
-					t = (now_us() - t0) / o->iters;
-				} else if (!ret) {
-					ret = timed_calls_wall(b, comm, size, &B, &r, &t);
-				}
-				if (ret) {
-					set_fail(b, rank, ret, coll_names[o->coll]);
-					free_bufs(&B);
-					break;
-				}
-				bad += check(o->coll, size, P, rank, it, &B);
-				if (use_ms) {
-					ret = tc_barrier(comm);
-					if (!ret && rank == 0 && ms0 >= 0 && !makespan(b, &ms1))
-						r.makespan = fmax(0, ms1 - ms0 - 2 * b->barrier_ms) / o->iters;
-				}
-			}
-			if (r.supported) {
-				/* avg, min, max over ranks with the library's own allreduce */
-				v[0] = t;
-				if (!ret)
-					ret = tc_allreduce(comm, v, g, 1, TC_DOUBLE, TC_SUM);
-				if (!ret)
-					ret = tc_allreduce(comm, v, g + 1, 1, TC_DOUBLE, TC_MIN);
-				if (!ret)
-					ret = tc_allreduce(comm, v, g + 2, 1, TC_DOUBLE, TC_MAX);
-				if (ret) {
-					set_fail(b, rank, ret, "reducing the times");
-					free_bufs(&B);
-					break;
-				}
-				r.tavg = g[0] / P;
-				r.tmin = g[1];
-				r.tmax = g[2];
-				bw_model(o->coll, size, P, &bytes, &factor);
-				r.bytes = bytes;
-				r.algbw = r.tavg > 0 ? bytes / r.tavg / 1e3 : 0;
-				r.busbw = r.algbw * factor;
-			}
-			ret = tc_allreduce(comm, &bad, &gbad, 1, TC_INT64, TC_SUM);
-			free_bufs(&B);
-			if (ret) {
-				set_fail(b, rank, ret, "reducing the error count");
-				break;
-			}
-			r.errors = gbad;
-			if (rank == 0) {
-				pthread_mutex_lock(&b->lock);
-				ret = add_record(b, &r);
-				pthread_mutex_unlock(&b->lock);
-				if (ret) {
-					set_fail(b, rank, ret, "recording");
-					break;
-				}
-			}
-			if (o->coll == C_BARRIER || size >= o->maxb || (size_t)ceil(size * o->factor) > o->maxb)
-				break;
-		}
-	}
+	ret = sweep(b, comm, use_ms, nalgos);
 	return ret;
 }
 
@@ -972,6 +1066,12 @@ static void print_json(const struct bench *b, const char *transport)
 		json_num(stdout, r->model_us);
 		printf(", \"wall_us\": ");
 		json_num(stdout, r->wall);
+		if (r->rounds > 1) {
+			printf(", \"rounds\": %d, \"round_min_us\": ", r->rounds);
+			json_num(stdout, r->round_min);
+			printf(", \"round_max_us\": ");
+			json_num(stdout, r->round_max);
+		}
 		printf(", \"errors\": %lld}", r->errors);
 	}
 	printf("\n ]");
@@ -1088,26 +1188,59 @@ static void print_vs_auto_json(const struct bench *b)
 	printf("\n ]");
 }
 
+/* How far a record's rounds spread: its largest round over its least (1 for one round). */
+static double spread(const struct record *r)
+{
+	return r->rounds > 1 && r->round_min > 0 ? r->round_max / r->round_min : 1;
+}
+
+/* With several rounds: how much the same schedule's time varied from round to round. */
+static void print_spread(const struct bench *b)
+{
+	double v[b->nrecs > 0 ? b->nrecs : 1];
+	const struct record *worst = NULL;
+	int n = 0;
+
+	for (int i = 0; i < b->nrecs; i++)
+		if (b->recs[i].supported && b->recs[i].rounds > 1) {
+			v[n++] = spread(&b->recs[i]);
+			if (!worst || spread(&b->recs[i]) > spread(worst))
+				worst = &b->recs[i];
+		}
+	if (!n)
+		return;
+	printf("# the same (algorithm, size) across rounds, largest round / least: median %.2f, largest %.2f (%s at %zu);\n"
+	       "# the times above are each one's median round (%d rounds)\n",
+	       median(v, n), spread(worst), worst->algo, worst->size, b->o.rounds);
+}
+
 static void print_vs_auto_table(const struct bench *b)
 {
 	struct vs_auto v[64];
-	int n = vs_auto(b, v, 64);
+	int n = vs_auto(b, v, 64), R = b->o.rounds > 1;
 	char pk[32];
 
 	if (!n)
 		return;
 	printf("# auto against the measured best (measured = %s%s); model = the library's cost model\n",
-	       metric_name(b), b->ctl_fd >= 0 && !wall_clock_asked() ?  " of one call, the fabric's timing model"
+	       metric_name(b), b->ctl_fd >= 0 && !wall_clock_asked() ? " of one call, the fabric's timing model"
 			       : b->ctl_fd >= 0 ? ": the median call's wall time to its last rank (TC_AUTO_CLOCK=wall)"
 						: ": median over the calls of the slowest rank's time");
-	printf("%10s %-14s %12s %12s %12s %-14s %12s %12s %-14s %9s\n", "size", "auto_pick", "auto_us", "model_us",
+	printf("%10s %-14s %12s %12s %12s %-14s %12s %12s %-14s %9s", "size", "auto_pick", "auto_us", "model_us",
 	       "pick_us", "best", "best_us", "model_us", "model_best", "auto/best");
+	printf(R ? " %9s %9s %9s\n" : "\n", "pick/best", "auto_sprd", "best_sprd");
 	for (int i = 0; i < n; i++) {
 		fmt_opt(pk, sizeof(pk), v[i].pick ? measured(v[i].pick) : -1, "%.3f");
-		printf("%10zu %-14s %12.3f %12.3f %12s %-14s %12.3f %12.3f %-14s %9.3f\n", v[i].size, v[i].autor->ran,
+		printf("%10zu %-14s %12.3f %12.3f %12s %-14s %12.3f %12.3f %-14s %9.3f", v[i].size, v[i].autor->ran,
 		       measured(v[i].autor), v[i].autor->model_us, pk, v[i].best->algo, measured(v[i].best),
 		       v[i].best->model_us, v[i].model_best ? v[i].model_best->algo : "-", v[i].ratio);
+		if (R)
+			printf(" %9.3f %9.2f %9.2f", v[i].pick ? measured(v[i].pick) / measured(v[i].best) : -1,
+			       spread(v[i].autor), spread(v[i].best));
+		printf("\n");
 	}
+	if (R)
+		print_spread(b);
 }
 
 static void print_table(const struct bench *b, const char *transport, int csv)
@@ -1252,6 +1385,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "one-port", no_argument, 0, O_ONE_PORT }, { "minbytes", required_argument, 0, 'b' },
 		{ "maxbytes", required_argument, 0, 'e' }, { "stepfactor", required_argument, 0, 'f' },
 		{ "warmup", required_argument, 0, 'w' },   { "iters", required_argument, 0, 'n' },
+		{ "rounds", required_argument, 0, 'r' },
 		{ "ts-ns", required_argument, 0, O_TS },   { "tw-ps", required_argument, 0, O_TW },
 		{ "json", no_argument, 0, 'j' },	   { "csv", no_argument, 0, O_CSV },
 		{ "plot", required_argument, 0, O_PLOT },  { "help", no_argument, 0, 'h' },
@@ -1267,10 +1401,11 @@ static void parse(int argc, char **argv, struct opts *o)
 	o->factor = 2;
 	o->warmup = 1;
 	o->iters = 10;
+	o->rounds = 1;
 	o->ts_ns = 1000;
 	o->tw_ps = 100;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:a:d:b:e:f:w:n:jh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:a:d:b:e:f:w:n:r:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			for (i = 0; i < C_NUM && strcmp(optarg, coll_names[i]); i++)
@@ -1315,6 +1450,11 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'n':
 			o->iters = parse_int("-n", optarg, 1);
+			break;
+		case 'r':
+			o->rounds = parse_int("-r", optarg, 1);
+			if (o->rounds > 99)
+				die(2, "-r %s: at most 99 rounds", optarg);
 			break;
 		case O_TS:
 			o->ts_ns = parse_int("--ts-ns", optarg, 0);

@@ -52,10 +52,12 @@ static const char usage[] =
 	"                   startup, no per-hop time; each node sends one message\n"
 	"                   at a time and receives one at a time, for ts + bytes*tw,\n"
 	"                   then --lat US more that holds no port: the messages of\n"
-	"                   a step overlap their latencies) or host (the wall clock\n"
-	"                   of a host emulating the device, TC_AUTO_CLOCK=wall: each\n"
-	"                   step with messages costs ts plus tw per byte of all of\n"
-	"                   them; routes and hops cost nothing)\n"
+	"                   a step overlap their latencies; a message of more than\n"
+	"                   --eager BYTES (default 0) adds --rdv US to its latency,\n"
+	"                   verbs' rendezvous) or host (the wall clock of a host\n"
+	"                   emulating the device, TC_AUTO_CLOCK=wall: each step with\n"
+	"                   messages costs ts plus tw per byte of all of them;\n"
+	"                   routes and hops cost nothing)\n"
 	"  --explain        with --algo auto: every candidate with its predicted time\n"
 	"                   (or why it is not a candidate) and why the winner won\n"
 	"  --list           list the algorithms (of --coll if given) and exit\n"
@@ -246,7 +248,7 @@ static void print_explain(const struct tc_auto_choice *c, int json)
 
 enum {
 	OPT_COLL = 256, OPT_ALGO, OPT_DIMS, OPT_MESH, OPT_WRAP, OPT_ONE_PORT, OPT_JSON, OPT_DUMP, OPT_RUN,
-	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS, OPT_HOP, OPT_EXPLAIN, OPT_PRICING, OPT_LAT,
+	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS, OPT_HOP, OPT_EXPLAIN, OPT_PRICING, OPT_LAT, OPT_RDV, OPT_EAGER,
 };
 
 static double num(const char *opt, const char *arg)
@@ -272,6 +274,7 @@ int main(int argc, char **argv)
 		{ "links", no_argument, NULL, OPT_LINKS },	 { "help", no_argument, NULL, 'h' },
 		{ "hop", required_argument, NULL, OPT_HOP },	 { "explain", no_argument, NULL, OPT_EXPLAIN },
 		{ "pricing", required_argument, NULL, OPT_PRICING }, { "lat", required_argument, NULL, OPT_LAT },
+		{ "rdv", required_argument, NULL, OPT_RDV },	 { "eager", required_argument, NULL, OPT_EAGER },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *algo_name = NULL, *dims = NULL, *wrap = NULL, *why = NULL;
@@ -342,6 +345,13 @@ int main(int argc, char **argv)
 		case OPT_LAT:
 			p.lat_us = num("--lat", optarg);
 			priced = 1;
+			break;
+		case OPT_RDV:
+			p.rdv_us = num("--rdv", optarg);
+			priced = 1;
+			break;
+		case OPT_EAGER:
+			p.eager_bytes = (size_t)num("--eager", optarg);
 			break;
 		case OPT_EXPLAIN:
 			explain = 1;
@@ -518,6 +528,8 @@ int main(int argc, char **argv)
 								   : p.flags & TC_COST_HOST ? "host" : "device");
 			if (p.lat_us > 0)
 				printf(",\"lat_us\":%g", p.lat_us);
+			if (p.rdv_us > 0)
+				printf(",\"rdv_us\":%g,\"eager_bytes\":%zu", p.rdv_us, p.eager_bytes);
 		}
 		if (explain)
 			print_explain(&choice, 1);

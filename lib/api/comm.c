@@ -74,6 +74,7 @@ static const struct tc_cost_env tc_cost_env[] = {
 	{ "TC_COST_RHO_US", offsetof(struct tc_cost_params, rho_us_per_byte) },
 	{ "TC_COST_HOP_US", offsetof(struct tc_cost_params, hop_us) },
 	{ "TC_COST_LAT_US", offsetof(struct tc_cost_params, lat_us) },
+	{ "TC_COST_RDV_US", offsetof(struct tc_cost_params, rdv_us) },
 };
 #define TC_NCOST_ENV (sizeof(tc_cost_env) / sizeof(tc_cost_env[0]))
 

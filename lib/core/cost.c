@@ -24,12 +24,16 @@
  * drops done(dst, s-1) from start (the device: a message leaves at its
  * sender's clock). TC_COST_DIRECT (verbs: no routers) prices a message as
  * one transfer, dur = ts + b*m*tw whatever its torus route, holding no link;
- * instead each node sends one message at a time and receives one at a time:
- * start also waits for the sender's previous send and the receiver's
- * previous receive to end (as on one-port shapes, either way). Its time
+ * instead each node's port serves its sends, and its receives, for the sum
+ * of their durations, all of a step's at once (fair shares): a message ends
+ * once its sender's and its receiver's ports are done with the step
+ * (one-port shapes instead serialize each node's sends and receives in
+ * listing order). Its time
  * column then adds lat, the network's latency (LogP's L: ts is the overhead
  * o + gap, what holds the ports), after the ports are free: the messages
- * of one step overlap their latencies, the steps of a chain pay one each.
+ * of one step overlap their latencies, the steps of a chain pay one each;
+ * a message of more than eager_bytes adds rdv to its latency (a rendezvous:
+ * the receiver's ready-to-receive travels before the data).
  * TC_COST_HOST (the host's wall clock emulating the device) replaces the time
  * column by a sum over the steps: ts plus tw times all the step's bytes.
  * lockstep_blocks is the sum over global steps of the largest message: what
@@ -83,6 +87,19 @@ void tc_cost_params_default(struct tc_cost_params *p)
 	p->tw_us_per_byte = TC_COST_DEFAULT_TW_US_PER_BYTE;
 	p->hop_us = TC_COST_DEFAULT_HOP_US;
 	p->rho_us_per_byte = TC_COST_DEFAULT_RHO_US_PER_BYTE;
+}
+
+void tc_cost_fit_direct(const double c[3], const size_t len[3], double bk, int k, struct tc_cost_params *p)
+{
+	double tw = len[2] > len[1] ? (c[2] - c[1]) / (double)(len[2] - len[1]) : 0, ts, rdv;
+
+	p->tw_us_per_byte = tw > 0 ? tw : 0;
+	ts = (k > 1 ? (bk - c[0]) / (k - 1) : c[0]) - (double)len[0] * p->tw_us_per_byte;
+	p->ts_us = ts > 0 ? ts : 0;
+	p->lat_us = k > 1 && c[0] > p->ts_us + (double)len[0] * p->tw_us_per_byte ?
+			    c[0] - p->ts_us - (double)len[0] * p->tw_us_per_byte : 0;
+	rdv = c[1] - c[0] - (double)(len[1] - len[0]) * p->tw_us_per_byte;
+	p->rdv_us = rdv > 0 && len[0] <= p->eager_bytes && len[1] > p->eager_bytes ? rdv : 0;
 }
 
 static double ceil_eps(double x)
@@ -255,7 +272,7 @@ static void msg_start(const struct tc_cost_state *c, const struct tc_msg *msg, c
 			if (lf[k] > end[k])
 				end[k] = lf[k];
 	}
-	if (c->engines) {
+	if (c->engines && !(c->p.flags & TC_COST_DIRECT)) {
 		const double *sf = &c->sfree[msg->src * NCP], *rf = &c->rfree[msg->dst * NCP];
 
 		for (int k = 0; k < NCP; k++)
@@ -274,6 +291,46 @@ static void cost_host_step(struct tc_cost_state *c, const struct tc_step_view *s
 		blocks += sv->msgs[i].nblk / c->np;
 	for (int k = 0; k < c->nsizes; k++)
 		c->host_us[k] += c->p.ts_us + blocks * (double)c->sizes[k] * c->p.tw_us_per_byte;
+}
+
+/*
+ * TC_COST_DIRECT: a node's NIC works on all the sends it was given at once,
+ * and so on its receives. A message ready at ready[] (its ends' earlier
+ * steps done) adds its duration to its sender's send port and its
+ * receiver's receive port, each on its own (direct_take); once the step's
+ * messages are all in, each ends when both its ports have done the step's
+ * work (direct_share), not at its turn in the schedule's listing, which
+ * would otherwise decide (a direct alltoall on 4x4, 15 one-startup messages
+ * per node: 22 startups in listing order, 15 this way, the most work any
+ * port has). Then, in time, its latency, which holds no port, and a
+ * rendezvous's more above eager_bytes.
+ */
+static void direct_take(struct tc_cost_state *c, const struct tc_msg *msg, const double *dur, const double *ready)
+{
+	const int NCP = c->ncp;
+	double *sf = &c->sfree[msg->src * NCP], *rf = &c->rfree[msg->dst * NCP];
+
+	for (int k = 0; k < NCP; k++) {
+		sf[k] = fmax(sf[k], ready[k]) + dur[k];
+		rf[k] = fmax(rf[k], ready[k]) + dur[k];
+	}
+}
+
+static void direct_share(struct tc_cost_state *c, const struct tc_step_view *sv)
+{
+	const int NCP = c->ncp;
+
+	for (uint32_t i = 0; i < sv->nmsgs; i++) {
+		const struct tc_msg *msg = &sv->msgs[i];
+		const double b = msg->nblk / c->np;
+		const double *sf = &c->sfree[msg->src * NCP], *rf = &c->rfree[msg->dst * NCP];
+		double *end = &c->dur_end[(size_t)i * NCP];
+
+		for (int k = 0; k < NCP; k++)
+			end[k] = fmax(end[k], fmax(sf[k], rf[k]));
+		for (int k = 2; k < NCP; k++)
+			end[k] += c->p.lat_us + (b * (double)c->sizes[k - 2] > c->p.eager_bytes ? c->p.rdv_us : 0);
+	}
 }
 
 int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
@@ -300,20 +357,21 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 		if (b > biggest)
 			biggest = b;
 		msg_start(c, msg, links, held, end);
+		if (direct)
+			direct_take(c, msg, dur, end);
 		for (int k = 0; k < NCP; k++)
 			end[k] += dur[k];
 		for (int l = 0; l < held; l++)
 			memcpy(&c->lfree[(size_t)links[l] * NCP], end, NCP * sizeof(*end));
 		for (int l = 0; l < nl; l++)
 			c->lblk[links[l]] += msg->nblk;
-		if (c->engines) {
+		if (c->engines && !direct) {
 			memcpy(&c->sfree[msg->src * NCP], end, NCP * sizeof(*end));
 			memcpy(&c->rfree[msg->dst * NCP], end, NCP * sizeof(*end));
 		}
-		/* the latency after the ports let go: it overlaps the next messages */
-		for (int k = 2; k < NCP && direct; k++)
-			end[k] += c->p.lat_us;
 	}
+	if (direct)
+		direct_share(c, sv);
 	c->lockstep_blocks += biggest;
 	if (c->p.flags & TC_COST_HOST)
 		cost_host_step(c, sv);

@@ -11,6 +11,8 @@ struct tc_cost_params {
 	double hop_us;	    /* per link a message crosses (the device's hop_ns); 0 = none */
 	unsigned int flags; /* TC_COST_*: how the transport runs a message */
 	double lat_us;	    /* TC_COST_DIRECT: latency per message after its ports are free */
+	double rdv_us;	    /* TC_COST_DIRECT: more latency for a message above eager_bytes */
+	size_t eager_bytes;
 };
 /*
  * How a transport runs the messages of a schedule (tc_cost_params.flags);
@@ -18,10 +20,13 @@ struct tc_cost_params {
  * TC_COST_DIRECT: no routers (verbs: one RDMA operation from source to
  *   destination whatever the torus route). A message costs one startup and
  *   its bytes, nothing per hop, and holds no torus link; instead each node's
- *   network port serves one message at a time each way: a node's sends
- *   follow one another, and so do its receives, each for ts + bytes*tw;
+ *   network port serves its sends, and its receives, ts + bytes*tw each,
+ *   all of a step's at once: a message ends when its sender's and its
+ *   receiver's ports have done the step's work;
  *   lat_us more after that is the message's latency, which holds no port
- *   (a step's messages overlap theirs, dependent steps add them up).
+ *   (a step's messages overlap theirs, dependent steps add them up); a
+ *   message of more than eager_bytes adds rdv_us to that latency (verbs:
+ *   the rendezvous's ready-to-receive, one more trip before the data).
  * TC_COST_SENDER_START: a message starts at its sender's clock (and its
  *   route's links), not at the later of both ends' clocks: the device's
  *   timing model (kmod/counters.c), where a receiver's clock never holds a
@@ -51,6 +56,20 @@ struct tc_cost_params {
 #define TC_COST_DEFAULT_HOP_US 0.02
 #define TC_COST_DEFAULT_RHO_US_PER_BYTE 0.0
 void tc_cost_params_default(struct tc_cost_params *p);
+/*
+ * TC_COST_DIRECT's ts, lat, tw and rdv (into p; eager_bytes read, the rest
+ * kept) from step times measured with every node busy: c[i] the time per
+ * step of a chain of dependent steps of one message each way of len[i]
+ * bytes (len[0] eager, len[1] above p->eager_bytes, len[2] > len[1]), bk a
+ * step of k messages of len[0] each way. Per the model, c[i] = ts + lat +
+ * len[i]*tw (+ rdv above eager) and bk = k*(ts + len[0]*tw) + lat, so
+ *   tw = (c[2] - c[1]) / (len[2] - len[1])
+ *   ts = (bk - c[0]) / (k - 1) - len[0]*tw
+ *   lat = c[0] - ts - len[0]*tw      (k < 2: no split, ts = c[0] - len[0]*tw, lat 0)
+ *   rdv = c[1] - c[0] - (len[1] - len[0])*tw   (0 unless len[0] <= eager < len[1])
+ * each clipped at 0 (a noisy measurement never prices below nothing).
+ */
+void tc_cost_fit_direct(const double c[3], const size_t len[3], double bk, int k, struct tc_cost_params *p);
 struct tc_cost {
 	uint32_t steps;		    /* startups on the longest chain */
 	double transmission_blocks; /* critical path in blocks (packets count 1/npackets) */

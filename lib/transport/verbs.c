@@ -1513,24 +1513,39 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * several torus hops is one RDMA operation, so the model prices it as one
  * transfer (TC_COST_DIRECT): ts + bytes*tw holding the sender's and the
  * receiver's port, then the latency lat, which the messages of one step
- * overlap. The three are measured, not assumed: the first Q ranks (Q the
- * largest power of two in the job; the others sit out) exchange all at once,
- * both ways, as busy as in a collective, TC_VB_PROBE_ROUNDS times after a
- * warm-up (which also makes the connections), each timed alone and the
- * median kept: one small (eager) message each way with rank^1 (t1), one
- * with each of rank^1 .. rank^k in one step (tk, k = min(BURST, Q-1)) and
- * one large (rendezvous) message with rank^1 (tl). ts = (tk - t1) / (k - 1),
- * lat = t1 - ts, tw = (tl - t1) / the extra bytes. Every rank's figures are gathered and each takes their
- * medians, so every rank prices alike (and picks the same algorithm).
+ * overlap, and a rendezvous message (above the eager limit) rdv more, its
+ * ready-to-receive's trip, which they overlap too.
+ *
+ * What is timed is what a collective does: every one of the first Q ranks
+ * (Q the largest power of two in the job; the others sit out) runs steps at
+ * once, each step waiting for its own messages of the step before, so a
+ * step costs what it costs when the whole communicator is busy and its
+ * ranks depend on each other (on a host with fewer cores than ranks that
+ * includes the scheduling of them all, which a ping-pong of one pair does
+ * not see). Two patterns, each TC_VB_PROBE_ROUNDS times after a warm-up
+ * (which also makes the connections), each round timed alone and the
+ * median kept:
+ *  - the chain: log2(Q) steps, step j one message each way with rank^(2^j),
+ *    so every rank's step needs every other rank's earlier ones; per step
+ *    it costs ts + lat + bytes*tw (+ rdv above the eager limit). Timed at
+ *    three sizes: SMALL (eager) c_s, MID (rendezvous) c_m, LARGE c_l.
+ *  - the burst: one step, a message each way with each of rank^1 ..
+ *    rank^k (k = min(BURST, Q-1)): k*ts + lat, b_k.
+ * Every rank's four times are gathered and each rank takes their medians
+ * over the ranks, so every rank prices alike (and picks the same
+ * algorithm), and fits ts, lat, tw and rdv to them (tc_cost_fit_direct).
  * TC_VERBS_PROBE=0, both TC_COST_TS_US and TC_COST_TW_US set, or the
  * runtime's own exchange (tc_comm_attr.oob_allgather, called once) skips it:
  * the module's default timing with TC_COST_DIRECT (then TC_COST_* apply);
- * TC_VERBS_PROBE=print has rank 0 print the figures on stderr.
+ * TC_VERBS_PROBE=print has rank 0 print the figures and what they came from
+ * on stderr.
  */
 #define TC_VB_PROBE_SMALL 64
+#define TC_VB_PROBE_MID 4096
 #define TC_VB_PROBE_LARGE 65536
 #define TC_VB_PROBE_BURST 8
 #define TC_VB_PROBE_ROUNDS 5
+#define TC_VB_PROBE_NFIG 4 /* per rank: c_s, c_m, c_l, b_k */
 #define TC_VB_PROBE_TAG 0x70726f6265000000ull /* "probe": no schedule's tag */
 
 static int cmp_double(const void *a, const void *b)
@@ -1540,34 +1555,65 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median time over rounds (at most TC_VB_PROBE_ROUNDS) of one exchange
- * of a len-byte message each way with each of ranks rank^1 .. rank^n, in us. */
-static int tc_vb_exchange(struct tc_tp *tp, size_t len, int n, int rounds, double *us)
+static double tc_vb_since_us(const struct timespec *t0)
 {
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e6 + (t1.tv_nsec - t0->tv_nsec) / 1e3;
+}
+
+/* One step of the probe: a len-byte message each way with each peer[i], i < n. */
+static int tc_vb_probe_step(struct tc_tp *tp, size_t len, const int *peer, int n)
+{
+	const uint64_t first = TC_VB_PROBE_TAG + (len << 8) + (n > 1 ? TC_VB_PROBE_BURST : 0);
 	struct tc_seg seg[2 * TC_VB_PROBE_BURST];
 	struct tc_xfer x[2 * TC_VB_PROBE_BURST];
-	double per[TC_VB_PROBE_ROUNDS];
 	struct tc_wait_err we;
-	struct timespec t0, t1;
-	int ret = 0;
+	int ret;
 
 	for (int i = 0; i < n; i++) {
-		int peer = tp->rank ^ (i + 1);
+		uint64_t tag = first + i; /* the burst's tags are not the chain's */
 
 		seg[2 * i] = (struct tc_seg){ (uint64_t)i * len, len };
 		seg[2 * i + 1] = (struct tc_seg){ TC_VB_PROBE_LARGE * (uint64_t)TC_VB_PROBE_BURST + i * len, len };
-		x[2 * i] = (struct tc_xfer){ .op = TC_XFER_SEND, .peer = peer, .nsegs = 1, .segs = &seg[2 * i],
-					     .tag = TC_VB_PROBE_TAG + (len << 8) + i };
-		x[2 * i + 1] = (struct tc_xfer){ .op = TC_XFER_RECV, .peer = peer, .nsegs = 1, .segs = &seg[2 * i + 1],
-						 .tag = TC_VB_PROBE_TAG + (len << 8) + i };
+		x[2 * i] = (struct tc_xfer){ .op = TC_XFER_SEND, .peer = peer[i], .nsegs = 1, .segs = &seg[2 * i],
+					     .tag = tag };
+		x[2 * i + 1] = (struct tc_xfer){ .op = TC_XFER_RECV, .peer = peer[i], .nsegs = 1,
+						 .segs = &seg[2 * i + 1], .tag = tag };
 	}
+	ret = tc_vb_post(tp, x, 2 * n);
+	if (!ret)
+		ret = tc_vb_wait(tp, 2 * n, tp->timeout_ms, &we);
+	return ret;
+}
+
+/*
+ * The median time over rounds (at most TC_VB_PROBE_ROUNDS) of one step of
+ * len-byte messages, in us: with k > 0 the burst (k peers in one step), with
+ * k = 0 the chain of log2(q) steps (its time over the steps).
+ */
+static int tc_vb_probe_time(struct tc_tp *tp, size_t len, int q, int k, int rounds, double *us)
+{
+	double per[TC_VB_PROBE_ROUNDS];
+	int peer[TC_VB_PROBE_BURST], ret = 0, steps = 0;
+
+	for (int d = 1; d < q; d *= 2)
+		steps++;
 	for (int r = 0; r < rounds && !ret; r++) {
+		struct timespec t0;
+
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		ret = tc_vb_post(tp, x, 2 * n);
-		if (!ret)
-			ret = tc_vb_wait(tp, 2 * n, tp->timeout_ms, &we);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		per[r] = (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3;
+		if (k) {
+			for (int i = 0; i < k; i++)
+				peer[i] = tp->rank ^ (i + 1);
+			ret = tc_vb_probe_step(tp, len, peer, k);
+		}
+		for (int d = 1; !k && d < q && !ret; d *= 2) {
+			peer[0] = tp->rank ^ d;
+			ret = tc_vb_probe_step(tp, len, peer, 1);
+		}
+		per[r] = tc_vb_since_us(&t0) / (k ? 1 : steps);
 	}
 	if (ret)
 		return tc_err(ret, "transport verbs: probing the network (%s)", tc_strerror(ret));
@@ -1577,60 +1623,63 @@ static int tc_vb_exchange(struct tc_tp *tp, size_t len, int n, int rounds, doubl
 	return 0;
 }
 
-/* The median of the non-negative v[k*3 + which], k < n (-1 if none). */
+/* The median of the non-negative v[k*NFIG + which], k < n (-1 if none). */
 static double tc_vb_median(const double *v, int n, int which, double *tmp)
 {
 	int m = 0;
 
 	for (int k = 0; k < n; k++)
-		if (v[3 * k + which] >= 0)
-			tmp[m++] = v[3 * k + which];
+		if (v[TC_VB_PROBE_NFIG * k + which] >= 0)
+			tmp[m++] = v[TC_VB_PROBE_NFIG * k + which];
 	if (!m)
 		return -1;
 	qsort(tmp, m, sizeof(*tmp), cmp_double);
 	return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
 }
 
-/*
- * This rank's ts, lat and tw. The burst goes to k distinct peers (rank^1 ..
- * rank^k, k = min(BURST, Q-1) for the largest power of two Q <= the job,
- * whose ranks all take part): messages to many peers, as in a collective,
- * cost more each than a burst on one connection.
- */
-static int tc_vb_measure(struct tc_tp *tp, int k, double *mine)
+/* This rank's step times among the first q ranks, k the burst: c_s, c_m, c_l, b_k. */
+static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
 {
 	const int R = TC_VB_PROBE_ROUNDS;
-	double t1, tk, tl;
+	const size_t len[3] = { TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE };
+	double w;
 	void *base;
 	int ret;
 
 	ret = tc_vb_buffer(tp, 2 * (size_t)TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE, &base);
 	if (!ret) /* warm-up: connect, and the first rendezvous */
-		ret = tc_vb_exchange(tp, TC_VB_PROBE_LARGE, k, 1, &tl);
+		ret = tc_vb_probe_time(tp, TC_VB_PROBE_LARGE, q, k, 1, &w);
 	if (!ret)
-		ret = tc_vb_exchange(tp, TC_VB_PROBE_SMALL, 1, R, &t1);
+		ret = tc_vb_probe_time(tp, TC_VB_PROBE_SMALL, q, 0, 1, &w);
+	for (int i = 0; i < 3 && !ret; i++)
+		ret = tc_vb_probe_time(tp, len[i], q, 0, R, &mine[i]);
+	mine[3] = 0;
 	if (!ret && k > 1)
-		ret = tc_vb_exchange(tp, TC_VB_PROBE_SMALL, k, R, &tk);
-	if (!ret)
-		ret = tc_vb_exchange(tp, TC_VB_PROBE_LARGE, 1, R, &tl);
-	if (ret)
-		return ret;
-	mine[0] = k > 1 ? (tk > t1 ? (tk - t1) / (k - 1) : 0) : t1;
-	mine[1] = t1 > mine[0] ? t1 - mine[0] : 0;
-	mine[2] = tl > t1 ? (tl - t1) / (TC_VB_PROBE_LARGE - TC_VB_PROBE_SMALL) : 0;
-	return 0;
+		ret = tc_vb_probe_time(tp, TC_VB_PROBE_SMALL, q, k, R, &mine[3]);
+	return ret;
+}
+
+static void tc_vb_probe_print(const struct tc_cost_params *p, const double *v, int q, int k)
+{
+	fprintf(stderr,
+		"libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B, rdv %.6g us above %zu B "
+		"(medians over %d ranks: a step of the chain %.6g / %.6g / %.6g us at %d / %d / %d B, "
+		"a step of %d messages %.6g us)\n",
+		p->ts_us, p->lat_us, p->tw_us_per_byte, p->rdv_us, p->eager_bytes, q, v[0], v[1], v[2],
+		TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE, k, v[3]);
 }
 
 static int tc_vb_probe(struct tc_tp *tp)
 {
 	struct tc_vb *vb = to_vb(tp);
 	const char *env = getenv("TC_VERBS_PROBE");
-	double mine[3] = { -1, -1, -1 }, *all, v[3];
+	double mine[TC_VB_PROBE_NFIG], *all, v[TC_VB_PROBE_NFIG];
 	int ret = 0, q = 1, k;
 
 	tc_cost_params_default(&tp->cost);
 	tp->cost.flags = TC_COST_DIRECT;
 	tp->cost.hop_us = 0;
+	tp->cost.eager_bytes = vb->eager;
 	/* the runtime's own exchange is called once per communicator (toruscoll.h):
 	 * no second one for the figures, so no probe */
 	if ((env && !strcmp(env, "0")) || (getenv("TC_COST_TS_US") && getenv("TC_COST_TW_US")) ||
@@ -1639,25 +1688,26 @@ static int tc_vb_probe(struct tc_tp *tp)
 	while (2 * q <= vb->size)
 		q *= 2;
 	k = q - 1 < TC_VB_PROBE_BURST ? q - 1 : TC_VB_PROBE_BURST;
+	for (int i = 0; i < TC_VB_PROBE_NFIG; i++)
+		mine[i] = -1;
 	if (vb->rank < q && k > 0) {
-		ret = tc_vb_measure(tp, k, mine);
+		ret = tc_vb_measure(tp, q, k, mine);
 		if (ret)
 			return ret;
 	}
-	all = calloc(4 * (size_t)vb->size, sizeof(*all));
+	all = calloc((TC_VB_PROBE_NFIG + 1) * (size_t)vb->size, sizeof(*all));
 	if (!all)
 		return tc_err(-ENOMEM, "transport verbs: out of memory");
 	ret = tc_boot_allgather(&vb->boot, mine, all, sizeof(mine), tp->timeout_ms);
-	for (int i = 0; i < 3 && !ret; i++)
-		v[i] = tc_vb_median(all, vb->size, i, all + 3 * vb->size);
+	for (int i = 0; i < TC_VB_PROBE_NFIG && !ret; i++)
+		v[i] = tc_vb_median(all, vb->size, i, all + TC_VB_PROBE_NFIG * vb->size);
 	if (!ret && v[0] >= 0) {
-		tp->cost.ts_us = v[0];
-		tp->cost.lat_us = v[1];
-		tp->cost.tw_us_per_byte = v[2];
+		const size_t len[3] = { TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE };
+
+		tc_cost_fit_direct(v, len, v[3], k, &tp->cost);
+		if (env && !strcmp(env, "print") && vb->rank == 0)
+			tc_vb_probe_print(&tp->cost, v, q, k);
 	}
-	if (!ret && env && !strcmp(env, "print") && vb->rank == 0)
-		fprintf(stderr, "libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B (medians over %d ranks)\n",
-			tp->cost.ts_us, tp->cost.lat_us, tp->cost.tw_us_per_byte, q);
 	free(all);
 	return ret;
 }

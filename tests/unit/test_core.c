@@ -630,13 +630,18 @@ static struct tc_sched *hand_sched(const struct tc_shape *s, const struct tmsg *
 	return sc;
 }
 
-static double priced(const struct tc_sched *sc, unsigned int flags, double lat)
+static double priced_rdv(const struct tc_sched *sc, unsigned int flags, double lat, double rdv, size_t eager)
 {
 	struct tc_cost_params p = { .ts_us = 10, .tw_us_per_byte = 1, .hop_us = 2, .block_bytes = 4, .flags = flags,
-				    .lat_us = lat };
+				    .lat_us = lat, .rdv_us = rdv, .eager_bytes = eager };
 	struct tc_cost c;
 
 	return tc_cost_eval(sc, &p, &c) ? -1 : c.time_us;
+}
+
+static double priced(const struct tc_sched *sc, unsigned int flags, double lat)
+{
+	return priced_rdv(sc, flags, lat, 0, 0);
 }
 
 /*
@@ -655,11 +660,19 @@ static double priced(const struct tc_sched *sc, unsigned int flags, double lat)
  *   ends 0->3 at 14+5, 1->2 at 14+5, 0->5 at 28+5: 33 us (not 28 + 3*5);
  *   the chain: 0->1 holds the ports 0..22, ends 27; 2->1 waits for node 1's
  *   27, holds 27..41, ends 46: two latencies.
+ * Direct, one step listed 0->1, 2->1, 2->3 (a block each, 14 us): node 2
+ *   sends two and node 1 receives two, so the step lasts 28, whatever the
+ *   listing (which, taking turns in it, ran 2->3 after 2->1 after 0->1: 42).
+ * Rendezvous 7 above an eager limit: the fan's messages (4 B each) above
+ *   3 B overlap it as they overlap lat: 33 + 7 = 40; at a limit of 4 B none
+ *   pays it: 33. The chain at 8 B: 0->1 (12 B) ends 27 + 7 = 34, 2->1 (4 B,
+ *   eager) holds 34..48, ends 53.
  */
 static void test_cost_transport(void)
 {
 	const struct tmsg fan[] = { { 0, 0, 3, 3, 1 }, { 0, 1, 2, 1, 1 }, { 0, 0, 5, -3, 1 } };
 	const struct tmsg late[] = { { 0, 0, 1, 1, 3 }, { 1, 2, 1, -1, 1 } };
+	const struct tmsg order[] = { { 0, 0, 1, 1, 1 }, { 0, 2, 1, -1, 1 }, { 0, 2, 3, 1, 1 } };
 	struct tc_shape ring = shape("8", 0, 0), ring1p = shape("8", 0, 1);
 	struct tc_sched *sc;
 	double t;
@@ -671,6 +684,10 @@ static void test_cost_transport(void)
 	tap_ok(near(t, 28), "cost, direct: a 3-hop message is one startup, links are not held, a node's sends queue: %g us (want 28)", t);
 	t = priced(sc, TC_COST_DIRECT, 5);
 	tap_ok(near(t, 33), "cost, direct: a step's messages overlap their latencies: %g us (want 33)", t);
+	t = priced_rdv(sc, TC_COST_DIRECT, 5, 7, 3);
+	tap_ok(near(t, 40), "cost, direct: a step's rendezvous messages overlap their ready-to-receive trips: %g us (want 40)", t);
+	t = priced_rdv(sc, TC_COST_DIRECT, 5, 7, 4);
+	tap_ok(near(t, 33), "cost, direct: a message of exactly the eager limit pays no rendezvous: %g us (want 33)", t);
 	tc_sched_free(sc);
 
 	sc = hand_sched(&ring, late, 2);
@@ -680,12 +697,48 @@ static void test_cost_transport(void)
 	tap_ok(near(t, 24), "cost, sender start: a late receiver does not hold a message back: %g us (want 24)", t);
 	t = priced(sc, TC_COST_DIRECT, 5);
 	tap_ok(near(t, 46), "cost, direct: dependent steps pay a latency each: %g us (want 46)", t);
+	t = priced_rdv(sc, TC_COST_DIRECT, 5, 7, 8);
+	tap_ok(near(t, 53), "cost, direct: only the step whose message is above the eager limit pays the rendezvous: %g us (want 53)", t);
+	tc_sched_free(sc);
+
+	sc = hand_sched(&ring, order, 3);
+	t = priced(sc, TC_COST_DIRECT, 0);
+	tap_ok(near(t, 28), "cost, direct: a step lasts the most work a port has, not the listing's turns: %g us (want 28)", t);
 	tc_sched_free(sc);
 
 	sc = hand_sched(&ring1p, late, 2);
 	t = priced(sc, TC_COST_SENDER_START, 0);
 	tap_ok(near(t, 40), "cost, sender start one-port: the receiver's port serialises: %g us (want 40)", t);
 	tc_sched_free(sc);
+}
+
+/*
+ * The verbs probe's fit (tc_cost_fit_direct): step times made from known
+ * parameters give them back. ts 3, lat 5, tw 0.25, rdv 6 above 1000 B, at
+ * 64 / 4096 / 65536 B: chain steps 3+5+16 = 24, 3+5+1024+6 = 1038,
+ * 3+5+16384+6 = 16398; a burst of 8: 8*(3+16) + 5 = 157.
+ */
+static void test_cost_fit(void)
+{
+	const size_t len[3] = { 64, 4096, 65536 };
+	const double c[3] = { 24, 1038, 16398 }, noisy[3] = { 24, 1030, 16398 };
+	struct tc_cost_params p = { .eager_bytes = 1000 };
+
+	tc_cost_fit_direct(c, len, 157, 8, &p);
+	tap_ok(near(p.ts_us, 3) && near(p.lat_us, 5) && near(p.tw_us_per_byte, 0.25) && near(p.rdv_us, 6) &&
+		       p.eager_bytes == 1000,
+	       "cost fit: ts %g lat %g tw %g rdv %g (want 3 5 0.25 6)", p.ts_us, p.lat_us, p.tw_us_per_byte, p.rdv_us);
+	p.eager_bytes = 4096;
+	tc_cost_fit_direct(c, len, 157, 8, &p);
+	tap_ok(near(p.rdv_us, 0), "cost fit: no rendezvous when the middle size goes eager too: rdv %g", p.rdv_us);
+	p.eager_bytes = 1000;
+	tc_cost_fit_direct(noisy, len, 20, 8, &p);
+	tap_ok(near(p.ts_us, 0) && p.lat_us > 7.95 && p.lat_us < 8.05 && near(p.rdv_us, 0),
+	       "cost fit: a burst faster than a chain step and a rendezvous under the line clip at 0: ts %g lat %g rdv %g",
+	       p.ts_us, p.lat_us, p.rdv_us);
+	tc_cost_fit_direct(c, len, 0, 1, &p);
+	tap_ok(near(p.ts_us, 8) && near(p.lat_us, 0), "cost fit: no burst (2 ranks): the chain step less its bytes is all ts: ts %g lat %g",
+	       p.ts_us, p.lat_us);
 }
 
 int main(void)
@@ -696,5 +749,6 @@ int main(void)
 	test_verify_ag_twice();
 	test_cost();
 	test_cost_transport();
+	test_cost_fit();
 	return tap_done();
 }
