@@ -190,6 +190,7 @@ struct tc_cost_state {
 	uint32_t dur_cap;		/* messages dur_end has room for */
 	double lockstep_blocks;
 	double host_us[TC_COST_MAX_SIZES];	/* TC_COST_HOST: the sum of the steps' times */
+	uint32_t *nmsg_node;			/* TC_COST_HOST: a step's messages per node, 0 between steps */
 };
 
 static void cost_free(struct tc_cost_state *c)
@@ -203,6 +204,7 @@ static void cost_free(struct tc_cost_state *c)
 	free(c->rfree);
 	free(c->lblk);
 	free(c->dur_end);
+	free(c->nmsg_node);
 	free(c);
 }
 
@@ -242,7 +244,10 @@ int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, cons
 		c->sfree = calloc(N * c->ncp, sizeof(*c->sfree));
 		c->rfree = calloc(N * c->ncp, sizeof(*c->rfree));
 	}
-	if (!c->done || !c->next || !c->lfree || !c->lblk || (c->engines && (!c->sfree || !c->rfree))) {
+	if (c->p.flags & TC_COST_HOST)
+		c->nmsg_node = calloc(N, sizeof(*c->nmsg_node));
+	if (!c->done || !c->next || !c->lfree || !c->lblk || (c->engines && (!c->sfree || !c->rfree)) ||
+	    ((c->p.flags & TC_COST_HOST) && !c->nmsg_node)) {
 		cost_free(c);
 		return tc_err(-ENOMEM, "%s: tc_cost_eval: out of memory", s->algo);
 	}
@@ -280,17 +285,30 @@ static void msg_start(const struct tc_cost_state *c, const struct tc_msg *msg, c
 	}
 }
 
-/* TC_COST_HOST: a step with messages costs ts plus tw per byte of them all. */
+/* TC_COST_HOST: a step with messages costs ts, msg_us times log2 of the
+ * messages (sends and receives) of its busiest node, and tw per byte of
+ * them all. */
 static void cost_host_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 {
+	uint32_t *cnt = c->nmsg_node, busiest = 0;
 	double blocks = 0;
 
 	if (!sv->nmsgs)
 		return;
-	for (uint32_t i = 0; i < sv->nmsgs; i++)
+	for (uint32_t i = 0; i < sv->nmsgs; i++) {
 		blocks += sv->msgs[i].nblk / c->np;
+		cnt[sv->msgs[i].src]++;
+		cnt[sv->msgs[i].dst]++;
+	}
+	for (uint32_t i = 0; i < sv->nmsgs; i++) {
+		busiest = cnt[sv->msgs[i].src] > busiest ? cnt[sv->msgs[i].src] : busiest;
+		busiest = cnt[sv->msgs[i].dst] > busiest ? cnt[sv->msgs[i].dst] : busiest;
+	}
+	for (uint32_t i = 0; i < sv->nmsgs; i++)
+		cnt[sv->msgs[i].src] = cnt[sv->msgs[i].dst] = 0;
 	for (int k = 0; k < c->nsizes; k++)
-		c->host_us[k] += c->p.ts_us + blocks * (double)c->sizes[k] * c->p.tw_us_per_byte;
+		c->host_us[k] += c->p.ts_us + log2(busiest) * c->p.msg_us +
+				 blocks * (double)c->sizes[k] * c->p.tw_us_per_byte;
 }
 
 /*

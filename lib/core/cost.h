@@ -13,6 +13,7 @@ struct tc_cost_params {
 	double lat_us;	    /* TC_COST_DIRECT: latency per message after its ports are free */
 	double rdv_us;	    /* TC_COST_DIRECT: more latency for a message above eager_bytes */
 	size_t eager_bytes;
+	double msg_us;	    /* TC_COST_HOST: times log2 of a step's messages at its busiest node */
 };
 /*
  * How a transport runs the messages of a schedule (tc_cost_params.flags);
@@ -35,9 +36,11 @@ struct tc_cost_params {
  *   (TC_CLOCK_WALL, runtime/probe.c): the device's engines copy a message
  *   once from its source to its destination whatever its route, and every
  *   node waits for its step before the next, so a step costs ts (waking
- *   every node's process once) and tw per byte of all its messages together
- *   (the host's CPUs share the copies); the time column is the sum over the
- *   steps that have messages. hop is not charged; the other columns
+ *   every node's process once), msg_us times log2 of the sends and
+ *   receives of the node with the most in it (it waits for the last of its
+ *   peers, and the latest of k delays grows as log k), and tw per byte of
+ *   all its messages together (the host's CPUs share the copies); the time
+ *   column is the sum over the steps that have messages. hop is not charged; the other columns
  *   (blocks, startups) stay the critical path.
  * One-port shapes (either way) serialize each node's sends and its receives
  * too, as the device's one-port engines do.
