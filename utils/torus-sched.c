@@ -56,8 +56,9 @@ static const char usage[] =
 	"                   --eager BYTES (default 0) adds --rdv US to its latency,\n"
 	"                   verbs' rendezvous) or host (the wall clock of a host\n"
 	"                   emulating the device, TC_AUTO_CLOCK=wall: each step with\n"
-	"                   messages costs ts plus tw per byte of all of them;\n"
-	"                   routes and hops cost nothing)\n"
+	"                   messages costs ts, --msg US times log2 of its busiest\n"
+	"                   node's messages, and tw per byte of all of them; routes\n"
+	"                   and hops cost nothing)\n"
 	"  --explain        with --algo auto: every candidate with its predicted time\n"
 	"                   (or why it is not a candidate) and why the winner won\n"
 	"  --list           list the algorithms (of --coll if given) and exit\n"
@@ -249,6 +250,7 @@ static void print_explain(const struct tc_auto_choice *c, int json)
 enum {
 	OPT_COLL = 256, OPT_ALGO, OPT_DIMS, OPT_MESH, OPT_WRAP, OPT_ONE_PORT, OPT_JSON, OPT_DUMP, OPT_RUN,
 	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS, OPT_HOP, OPT_EXPLAIN, OPT_PRICING, OPT_LAT, OPT_RDV, OPT_EAGER,
+	OPT_MSG,
 };
 
 static double num(const char *opt, const char *arg)
@@ -275,7 +277,7 @@ int main(int argc, char **argv)
 		{ "hop", required_argument, NULL, OPT_HOP },	 { "explain", no_argument, NULL, OPT_EXPLAIN },
 		{ "pricing", required_argument, NULL, OPT_PRICING }, { "lat", required_argument, NULL, OPT_LAT },
 		{ "rdv", required_argument, NULL, OPT_RDV },	 { "eager", required_argument, NULL, OPT_EAGER },
-		{ NULL, 0, NULL, 0 },
+		{ "msg", required_argument, NULL, OPT_MSG },	 { NULL, 0, NULL, 0 },
 	};
 	const char *algo_name = NULL, *dims = NULL, *wrap = NULL, *why = NULL;
 	int coll = -1, mesh = 0, one_port = 0, json = 0, dump = 0, run = 0, list = 0, priced = 0, links = 0, explain = 0, opt, err;
@@ -348,6 +350,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_RDV:
 			p.rdv_us = num("--rdv", optarg);
+			priced = 1;
+			break;
+		case OPT_MSG:
+			p.msg_us = num("--msg", optarg);
 			priced = 1;
 			break;
 		case OPT_EAGER:
@@ -528,6 +534,8 @@ int main(int argc, char **argv)
 								   : p.flags & TC_COST_HOST ? "host" : "device");
 			if (p.lat_us > 0)
 				printf(",\"lat_us\":%g", p.lat_us);
+			if (p.msg_us > 0)
+				printf(",\"msg_us\":%g", p.msg_us);
 			if (p.rdv_us > 0)
 				printf(",\"rdv_us\":%g,\"eager_bytes\":%zu", p.rdv_us, p.eager_bytes);
 		}
