@@ -162,7 +162,7 @@ static int tc_probe_rounds(struct tc_comm *comm, double *mine, size_t *big)
 	unsigned int round = 0;
 	int sends, xfers[2] = { 0, 0 }, ret;
 	struct tc_run r;
-	double warm, t[2];
+	double warm, t[2] = { 0, 0 };
 
 	/* a fabric with a small buffer matrix (the same on every node) probes smaller */
 	for (*big = TC_PROBE_BIG;; *big /= 2) {
