@@ -203,6 +203,25 @@ static void tm_dims(int n, char *buf, size_t len)
 		snprintf(buf, len, "%dx%d", r, n / r);
 }
 
+/*
+ * Every rank of comm made tc (ok) or not: agree, and if any did not, destroy
+ * tc everywhere; why says "another rank could not make its <what>" on a rank
+ * whose own attempt succeeded. Returns tc or NULL, alike on every rank.
+ */
+static tc_comm_t *tm_agree(MPI_Comm comm, int ok, tc_comm_t *tc, const char *what, char *why, size_t len)
+{
+	int all_ok = 0;
+
+	PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+	if (!all_ok && ok)
+		snprintf(why, len, "another rank could not make its %s", what);
+	if (!all_ok && tc) {
+		tc_comm_destroy(tc);
+		tc = NULL;
+	}
+	return tc;
+}
+
 /* A verbs tc_comm for comm, bootstrapped over PMPI on comm, or NULL (with
  * the reason in why) on every rank of comm alike. Collective over comm. */
 static tc_comm_t *tm_verbs_open(MPI_Comm comm, int world, char *why, size_t len)
@@ -210,7 +229,7 @@ static tc_comm_t *tm_verbs_open(MPI_Comm comm, int world, char *why, size_t len)
 	struct tc_comm_attr attr;
 	tc_comm_t *tc = NULL;
 	char dims[32];
-	int ok, all_ok = 0, ret;
+	int ret;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -228,17 +247,9 @@ static tc_comm_t *tm_verbs_open(MPI_Comm comm, int world, char *why, size_t len)
 		return NULL;
 	}
 	ret = tc_comm_create(&attr, &tc);
-	ok = !ret;
 	if (ret)
 		snprintf(why, len, "rank %d: %s", tm.world_rank, *tc_last_error() ? tc_last_error() : tc_strerror(ret));
-	PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-	if (!all_ok && ok)
-		snprintf(why, len, "another rank could not make its verbs communicator");
-	if (!all_ok && tc) {
-		tc_comm_destroy(tc);
-		tc = NULL;
-	}
-	return tc;
+	return tm_agree(comm, !ret, tc, "verbs communicator", why, len);
 }
 
 /* A name for the statistics: the communicator's MPI name, if it has one. */
@@ -274,7 +285,7 @@ static tc_comm_t *tm_dev_sub(MPI_Comm comm, unsigned int *ctx, char *why, size_t
 {
 	MPI_Group g, wg;
 	tc_comm_t *sub = NULL;
-	int n, ok = 1, all_ok = 0, ret = 0;
+	int n, ok = 1, ret = 0;
 	int *idx, *ranks;
 
 	PMPI_Comm_size(comm, &n);
@@ -303,13 +314,7 @@ static tc_comm_t *tm_dev_sub(MPI_Comm comm, unsigned int *ctx, char *why, size_t
 		if (ret)
 			snprintf(why, len, "%s", *tc_last_error() ? tc_last_error() : tc_strerror(ret));
 	}
-	PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-	if (!all_ok && ok)
-		snprintf(why, len, "another rank could not make its sub-communicator");
-	if (!all_ok && sub) {
-		tc_comm_destroy(sub);
-		sub = NULL;
-	}
+	sub = tm_agree(comm, ok, sub, "sub-communicator", why, len);
 	if (sub)
 		tm_ctx_used[*ctx / 32] |= 1u << (*ctx % 32);
 	free(idx);
