@@ -43,6 +43,10 @@ int tc_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t min_
 
 /* An absolute CLOCK_MONOTONIC deadline timeout_ms from now. */
 void tc_deadline(struct timespec *ts, int timeout_ms);
+/* CLOCK_MONOTONIC in microseconds. */
+double tc_now_us(void);
+/* The median of v[0..n) (n > 0), the mean of the middle two for even n; sorts v. */
+double tc_median(double *v, int n);
 /* Nanoseconds left until ts (negative once it has passed). */
 int64_t tc_ns_left(const struct timespec *ts);
 

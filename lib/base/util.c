@@ -38,6 +38,27 @@ void tc_deadline(struct timespec *ts, int timeout_ms)
 	}
 }
 
+double tc_now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int tc_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double tc_median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), tc_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int64_t tc_ns_left(const struct timespec *ts)
 {
 	struct timespec now;

@@ -36,9 +36,7 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "colls/coll.h"
 
@@ -46,21 +44,6 @@
 #define TC_PROBE_ROUNDS 5
 #define TC_PROBE_SMALL 64
 #define TC_PROBE_BIG (16u << 10)
-
-static double tc_now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int tc_dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* The ports an all-port probe round uses: 2 per dimension (+ and -), or
  * dimension 0's + only on a one-port fabric. */
@@ -121,12 +104,6 @@ static int tc_probe_round(struct tc_run *r, unsigned int round, int nports, size
 	ret = tc_step_exec(comm, r->name, "exchange", round, x, n);
 	*us = tc_now_us() - t0;
 	return ret;
-}
-
-static double tc_median(double *t, int n)
-{
-	qsort(t, n, sizeof(t[0]), tc_dbl_cmp);
-	return t[n / 2];
 }
 
 /*

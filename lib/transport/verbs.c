@@ -1548,21 +1548,6 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 #define TC_VB_PROBE_NFIG 4 /* per rank: c_s, c_m, c_l, b_k */
 #define TC_VB_PROBE_TAG 0x70726f6265000000ull /* "probe": no schedule's tag */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double tc_vb_since_us(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (t1.tv_sec - t0->tv_sec) * 1e6 + (t1.tv_nsec - t0->tv_nsec) / 1e3;
-}
-
 /* One step of the probe: a len-byte message each way with each peer[i], i < n. */
 static int tc_vb_probe_step(struct tc_tp *tp, size_t len, const int *peer, int n)
 {
@@ -1601,9 +1586,8 @@ static int tc_vb_probe_time(struct tc_tp *tp, size_t len, int q, int k, int roun
 	for (int d = 1; d < q; d *= 2)
 		steps++;
 	for (int r = 0; r < rounds && !ret; r++) {
-		struct timespec t0;
+		double t0 = tc_now_us();
 
-		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if (k) {
 			for (int i = 0; i < k; i++)
 				peer[i] = tp->rank ^ (i + 1);
@@ -1613,13 +1597,12 @@ static int tc_vb_probe_time(struct tc_tp *tp, size_t len, int q, int k, int roun
 			peer[0] = tp->rank ^ d;
 			ret = tc_vb_probe_step(tp, len, peer, 1);
 		}
-		per[r] = tc_vb_since_us(&t0) / (k ? 1 : steps);
+		per[r] = (tc_now_us() - t0) / (k ? 1 : steps);
 	}
 	if (ret)
 		return tc_err(ret, "transport verbs: probing the network (%s)", tc_strerror(ret));
 	/* the median round: one stalled round (a busy host) does not decide it */
-	qsort(per, rounds, sizeof(*per), cmp_double);
-	*us = rounds % 2 ? per[rounds / 2] : (per[rounds / 2 - 1] + per[rounds / 2]) / 2;
+	*us = tc_median(per, rounds);
 	return 0;
 }
 
@@ -1631,10 +1614,7 @@ static double tc_vb_median(const double *v, int n, int which, double *tmp)
 	for (int k = 0; k < n; k++)
 		if (v[TC_VB_PROBE_NFIG * k + which] >= 0)
 			tmp[m++] = v[TC_VB_PROBE_NFIG * k + which];
-	if (!m)
-		return -1;
-	qsort(tmp, m, sizeof(*tmp), cmp_double);
-	return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+	return m ? tc_median(tmp, m) : -1;
 }
 
 /* This rank's step times among the first q ranks, k the burst: c_s, c_m, c_l, b_k. */
