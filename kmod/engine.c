@@ -7,7 +7,9 @@
  * the destination gets the message copied matrix to matrix; without one the
  * message is parked in the destination port's receive FIFO if its byte
  * credits allow, else the engine stalls until a receive is posted or credits
- * come back. The link faults of the route (fault.c) apply here. Completions
+ * come back. A TORUS_SEND_SYNC send without a receive waits in that FIFO by
+ * reference instead (no copy, no credit), and the receive that takes it
+ * copies it once, sender to receiver. The link faults of the route (fault.c) apply here. Completions
  * of both ends go to their nodes' CQs from here, and a node's last close
  * stops its engines and drops its FIFOs.
  */
@@ -82,6 +84,8 @@ struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kde
 	list_for_each_entry(msg, &rp->fifo, list) {
 		if (torus_tag_matches(r, msg->tag)) {
 			list_del(&msg->list);
+			if (msg->send)
+				list_del_init(&msg->park_entry);
 			return msg;
 		}
 	}
@@ -89,8 +93,69 @@ struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kde
 }
 
 /*
+ * Sync send @d found no receive on @rp: it waits there by reference, with
+ * the times of its arrival, and its engine goes on. Caller holds fab->lock.
+ */
+static void __torus_park(struct torus_fabric *f, struct torus_kdesc *d, struct torus_port *rp, u64 extra_ns)
+{
+	struct torus_fifo_msg *msg = d->park;
+
+	__torus_unqueue_send(d);
+	__torus_charge(f, d, &f->node[d->dst], extra_ns, &msg->t_start_ns, &msg->t_end_ns);
+	msg->send = d;
+	msg->tag = d->tag;
+	msg->src = d->node->id;
+	msg->len = d->len;
+	list_add_tail(&msg->list, &rp->fifo);
+	list_add_tail(&msg->park_entry, &d->node->parked);
+	trace_torus_start(f->id, d->node->id, d->port, d->op, d->dst, d->tag, d->len);
+}
+
+/*
+ * Copy a claimed by-reference message's send straight into claimed receive
+ * @r and complete both with the message's times. Frees both (and @msg,
+ * which the send owns). Called without locks.
+ */
+static void torus_park_deliver(struct torus_fabric *f, struct torus_fifo_msg *msg, struct torus_kdesc *r)
+{
+	struct torus_kdesc *d = msg->send;
+	int status = r->len == d->len ? 0 : -EMSGSIZE;
+
+	if (!status)
+		torus_copy_segs(r->mx->vaddr, r->segs, r->nsegs, d->mx->vaddr, d->segs, d->nsegs, d->len);
+	/* the copy is over: registrations go (unpinned, if deregistered) before completing */
+	torus_kdesc_drop_mrs(d);
+	torus_kdesc_drop_mrs(r);
+	spin_lock(&f->lock);
+	__torus_complete(r, status, d->len, msg->src, d->tag, msg->t_start_ns, msg->t_end_ns);
+	__torus_complete(d, status, d->len, d->dst, d->tag, msg->t_start_ns, msg->t_end_ns);
+	spin_unlock(&f->lock);
+	torus_kdesc_free(r);
+	torus_kdesc_free(d);
+}
+
+/*
+ * Move @n's sync sends waiting by reference (those posted through @tf that
+ * name its registrations, or all with @tf NULL) off their FIFOs to @dead.
+ * Caller holds fab->lock.
+ */
+static void __torus_unpark(struct torus_node *n, struct torus_file *tf, struct list_head *dead)
+{
+	struct torus_fifo_msg *msg, *tmp;
+
+	list_for_each_entry_safe(msg, tmp, &n->parked, park_entry) {
+		if (tf && (msg->send->file != tf || !msg->send->has_mr))
+			continue;
+		list_del(&msg->list);
+		list_del_init(&msg->park_entry);
+		list_add_tail(&msg->send->list, dead);
+	}
+}
+
+/*
  * Scatter a claimed FIFO message into claimed receive @r, return the
- * message's credits and complete @r. Frees both. Called without locks.
+ * message's credits and complete @r (a by-reference one: see above). Frees
+ * both. Called without locks.
  */
 void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct torus_fifo_msg *msg,
 			struct torus_kdesc *r)
@@ -98,6 +163,10 @@ void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct to
 	struct torus_kseg flat = { .mr = NULL, .offset = 0, .length = msg->len };
 	int status = r->len == msg->len ? 0 : -EMSGSIZE;
 
+	if (msg->send) {
+		torus_park_deliver(f, msg, r);
+		return;
+	}
 	if (!status)
 		torus_copy_segs(r->mx->vaddr, r->segs, r->nsegs, msg->data, &flat, 1, msg->len);
 	torus_kdesc_drop_mrs(r);	/* unpinned, if deregistered, before it completes */
@@ -175,6 +244,11 @@ static bool torus_engine_step(struct torus_engine *eng)
 		return false;
 	}
 	r = __torus_claim_recv(rp, d->tag);
+	if (!r && d->park) {
+		__torus_park(f, d, rp, d->delayed ? delay : 0);
+		spin_unlock(&f->lock);
+		return true;
+	}
 	if (!r) {
 		if (rp->fifo_used + d->len > f->fifo_bytes) {
 			if (!d->stalled) {
@@ -296,32 +370,55 @@ void torus_engine_work(struct work_struct *work)
 }
 
 /*
- * Last close of @n: cancel its queued descriptors (their completions are
- * discarded with the file), drop the messages parked in its FIFOs (giving
- * their credits back), stop its engines and wait for descriptors other
- * engines already claimed. Caller holds torus_registry_lock.
+ * Empty closing port @p's FIFO: copied messages go to @dead_msgs (their
+ * credits back), other nodes' sync sends waiting by reference complete
+ * refused and go to @refused. Caller holds fab->lock.
+ */
+static void __torus_fifo_drop(struct torus_port *p, struct list_head *dead_msgs, struct list_head *refused)
+{
+	struct torus_fifo_msg *msg, *tmp;
+	struct torus_kdesc *d;
+
+	list_for_each_entry_safe(msg, tmp, &p->fifo, list) {
+		list_del(&msg->list);
+		d = msg->send;
+		if (!d) {
+			p->fifo_used -= msg->len;
+			list_add_tail(&msg->list, dead_msgs);
+			continue;
+		}
+		list_del_init(&msg->park_entry);
+		__torus_complete(d, -ECONNREFUSED, 0, d->dst, d->tag, msg->t_start_ns, msg->t_end_ns);
+		list_add_tail(&d->list, refused);
+	}
+	__torus_wake_waiters(&p->waiters);
+}
+
+/*
+ * Last close of @n: cancel its queued descriptors and its sync sends
+ * waiting elsewhere (their completions are discarded with the file), drop
+ * the messages parked in its FIFOs (giving their credits back; other nodes'
+ * sync sends there are refused), stop its engines and wait for descriptors
+ * other engines already claimed. Caller holds torus_registry_lock.
  */
 void torus_node_quiesce(struct torus_node *n)
 {
 	struct torus_fabric *f = n->fab;
 	struct torus_fifo_msg *msg, *mtmp;
 	struct torus_kdesc *d;
-	struct torus_port *p;
 	LIST_HEAD(dead_msgs);
+	LIST_HEAD(refused);
 	LIST_HEAD(dead);
 	u32 i;
 
 	spin_lock(&f->lock);
 	n->active = false;
 	__torus_unqueue_all(n, &dead);
+	__torus_unpark(n, NULL, &dead);
 	list_del_init(&n->eng1.wait_entry);
 	for (i = 0; i < f->nports; i++) {
-		p = &n->ports[i];
-		list_del_init(&p->eng.wait_entry);
-		list_for_each_entry(msg, &p->fifo, list)
-			p->fifo_used -= msg->len;
-		list_splice_tail_init(&p->fifo, &dead_msgs);
-		__torus_wake_waiters(&p->waiters);
+		list_del_init(&n->ports[i].eng.wait_entry);
+		__torus_fifo_drop(&n->ports[i], &dead_msgs, &refused);
 	}
 	list_for_each_entry(d, &dead, list)
 		__torus_complete(d, -ECANCELED, 0, d->dst, d->tag, d->clock_ns, d->clock_ns);
@@ -331,6 +428,7 @@ void torus_node_quiesce(struct torus_node *n)
 	for (i = 0; i < f->nports; i++)
 		cancel_delayed_work_sync(&n->ports[i].eng.dwork);
 	torus_kdesc_free_list(&dead);
+	torus_kdesc_free_list(&refused);
 	list_for_each_entry_safe(msg, mtmp, &dead_msgs, list)
 		kvfree(msg);
 	torus_cq_drain(n);
@@ -339,7 +437,7 @@ void torus_node_quiesce(struct torus_node *n)
 /*
  * Release of @tf (a file of a node that may stay open through other files):
  * the descriptors it posted that name its registrations and are still
- * queued complete with -ECANCELED (into the node's CQ while it is open), so
+ * queued, or wait at a destination as sync sends, complete with -ECANCELED (into the node's CQ while it is open), so
  * no queued descriptor keeps a closed file's memory pinned. Ones an engine
  * already claimed finish their copy and drop their holds as they complete.
  */
@@ -353,6 +451,7 @@ void torus_file_cancel(struct torus_file *tf)
 
 	spin_lock(&f->lock);
 	__torus_unqueue_file_mrs(n, tf, &dead);
+	__torus_unpark(n, tf, &dead);
 	list_for_each_entry(d, &dead, list)
 		__torus_complete(d, -ECANCELED, 0, d->dst, d->tag, d->clock_ns, d->clock_ns);
 	spin_unlock(&f->lock);
@@ -382,5 +481,6 @@ void torus_fifo_free_all(struct torus_fabric *f)
 	for (i = 0; i < f->nodes; i++)
 		for (j = 0; j < f->nports; j++)
 			list_for_each_entry_safe(msg, tmp, &f->node[i].ports[j].fifo, list)
-				kvfree(msg);
+				if (!WARN_ON_ONCE(msg->send))	/* its sender's last close took it */
+					kvfree(msg);
 }

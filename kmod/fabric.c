@@ -57,6 +57,7 @@ static void torus_fabric_init_nodes(struct torus_fabric *f)
 		n->id = i;
 		torus_coords(f, i, n->coords);
 		INIT_LIST_HEAD(&n->rx_waiters);
+		INIT_LIST_HEAD(&n->parked);
 		spin_lock_init(&n->cq.lock);
 		mutex_init(&n->cq.reap_lock);
 		init_waitqueue_head(&n->cq.wq);

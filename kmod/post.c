@@ -62,6 +62,7 @@ void torus_kdesc_free(struct torus_kdesc *d)
 	might_sleep();
 	torus_kdesc_drop_mrs(d);
 	torus_matrix_put(d->mx);
+	kfree(d->park);
 	kfree(d);
 }
 
@@ -180,7 +181,7 @@ static int torus_desc_check(struct torus_node *n, const struct torus_desc *ud)
 			return -EINVAL;
 		return 0;
 	case TORUS_OP_RECV:
-		if (ud->flags & TORUS_SEND_ROUTE)
+		if (ud->flags & (TORUS_SEND_ROUTE | TORUS_SEND_SYNC))
 			return -EINVAL;
 		if (ud->dst_node || !torus_hops_zero(ud->hops))
 			return -EINVAL;
@@ -295,6 +296,7 @@ static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u3
 	d->len = 0;
 	d->has_mr = false;
 	d->mr_inflight = false;
+	d->park = NULL;
 	ret = torus_segs_from_user(tf, d, ud);
 	if (ret)
 		goto err_free_desc;
@@ -319,6 +321,14 @@ static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u3
 		if (ud->port != TORUS_PORT_AUTO && ud->port != d->port) {
 			ret = -EINVAL;
 			goto err_free_desc;
+		}
+		/* its FIFO entry if it arrives first: allocated here, not under the lock */
+		if (d->flags & TORUS_SEND_SYNC) {
+			d->park = kzalloc(sizeof(*d->park), GFP_KERNEL);
+			if (!d->park) {
+				ret = -ENOMEM;
+				goto err_free_desc;
+			}
 		}
 	} else {
 		d->dst = n->id;

@@ -102,14 +102,21 @@ struct torus_kdesc {
 	u32 nsegs;
 	u32 nhops;
 	bool stalled;			/* send: already counted one stall */
+	struct torus_fifo_msg *park;	/* TORUS_SEND_SYNC: its by-reference FIFO entry */
 	bool delayed;			/* send: DELAY fault already waited */
 	u32 *route;			/* send: nhops link ids, in the tail */
 	struct torus_kseg segs[];	/* nsegs entries (each holding its mr), then route[] */
 };
 
-/* A message parked in a receive FIFO (no matching receive yet). */
+/*
+ * A message parked in a receive FIFO (no matching receive yet): its bytes
+ * in @data, or, for a TORUS_SEND_SYNC send, the send itself (@send, which
+ * owns this entry, data[] empty), then also on the sender's node->parked.
+ */
 struct torus_fifo_msg {
 	struct list_head list;		/* on port->fifo, arrival order */
+	struct list_head park_entry;	/* by reference: on the sender's node->parked */
+	struct torus_kdesc *send;	/* by reference: the waiting send, else NULL */
 	u64 tag;
 	u64 t_start_ns;
 	u64 t_end_ns;
@@ -182,6 +189,7 @@ struct torus_node {
 	struct list_head rx_waiters;	/* one-port: engines waiting for rx_busy */
 	u64 send_free_ns;		/* one-port: virtual send engine clock */
 	u64 recv_free_ns;		/* one-port: virtual receive engine clock */
+	struct list_head parked;	/* its sync sends waiting by reference (park_entry) */
 	/* protected by cq.lock */
 	u64 clock_ns;
 	struct torus_node_counters cnt;
@@ -210,7 +218,7 @@ struct torus_fabric {
 	u32 cq_depth;
 	u32 open_nodes;			/* under torus_registry_lock */
 	/*
-	 * Protects every queue (engine txq, port rxq/fifo/waiters, counts),
+	 * Protects every queue (engine txq, port rxq/fifo/waiters, node parked, counts),
 	 * link clocks/counters/faults, node active/rx_busy/one-port clocks
 	 * and makespan. Never held across a copy or anything that sleeps.
 	 */

@@ -114,7 +114,8 @@
  *   may mix both. The engine copies straight from the sender's pages to the
  *   receiver's pages when the receive is already posted (one copy); a
  *   message that arrives before its receive is parked in the receive FIFO
- *   as any message is (copied in, then out).
+ *   as any message is (copied in, then out), unless it is sent with
+ *   TORUS_SEND_SYNC.
  *   Pages stay pinned until MR_DEREG, or the file's last close, or the
  *   process's exit (which closes it), and in any case until every
  *   descriptor using them completed: munmap, or exit, with messages in
@@ -134,6 +135,24 @@
  *   the parent's memory and the child sees the content as of fork.
  *   Registrations a child makes on an inherited file live until MR_DEREG or
  *   the file's last close (the parent's, when the parent keeps it open).
+ *
+ * Synchronous sends (TORUS_SEND_SYNC, TORUS_FEAT_SEND_SYNC)
+ *   A send with TORUS_SEND_SYNC completes only once a receive has taken it
+ *   (MPI's synchronous send). One that arrives before its receive is posted
+ *   waits at the destination port by reference, in arrival order with the
+ *   messages in its FIFO but taking no FIFO credit and no copy; the receive
+ *   that takes it copies the sender's segments straight into its own, so
+ *   every message is copied once, also from and into registered memory.
+ *   The engine goes on with the sends behind it meanwhile. The timing model
+ *   is that of any send: the message's times are those of its arrival, and
+ *   both completions carry them. While it waits its segments stay in use
+ *   (MR_DEREG of its registration is EBUSY), and a send queue slot is free
+ *   again. If the destination's last close comes first, the send completes
+ *   with ECONNREFUSED; the sender's own last close, or the close of the file
+ *   whose registrations it names, cancels it (ECANCELED). A sender that
+ *   waits for a synchronous send's completion before posting the receive
+ *   its peer's message needs deadlocks, exactly as with MPI_Ssend: post
+ *   the receives of a step first, or together.
  *
  * Waiting (CQ_WAIT)
  *   CQ_WAIT sleeps until min_entries completions are ready and wakes once
@@ -213,6 +232,7 @@ enum {
 #define TORUS_FEAT_EPOLL (1ULL << 3)	 /* poll()/epoll on node fds */
 #define TORUS_FEAT_MR (1ULL << 4)	 /* MR_REG/MR_DEREG, TORUS_DESC_SGE */
 #define TORUS_FEAT_CQ_WAKE_ONCE (1ULL << 5) /* CQ_WAIT wakes once, at min_entries */
+#define TORUS_FEAT_SEND_SYNC (1ULL << 6) /* TORUS_SEND_SYNC */
 
 /**
  * struct torus_handshake - TORUS_IOC_HANDSHAKE (ctl and node devices)
@@ -402,15 +422,16 @@ struct torus_sge {
 #define TORUS_SEND_ROUTE (1U << 0)  /* send: hops[] gives the route */
 #define TORUS_RECV_ANY_TAG (1U << 1) /* recv: matches any tag */
 #define TORUS_DESC_SGE (1U << 2)     /* @segs points to struct torus_sge */
-#define TORUS_DESC_ALL_FLAGS (TORUS_SEND_ROUTE | TORUS_RECV_ANY_TAG | TORUS_DESC_SGE)
+#define TORUS_SEND_SYNC (1U << 3)    /* send: completes once a receive took it (see below) */
+#define TORUS_DESC_ALL_FLAGS (TORUS_SEND_ROUTE | TORUS_RECV_ANY_TAG | TORUS_DESC_SGE | TORUS_SEND_SYNC)
 
 #define TORUS_PORT_AUTO 0xffffffffu /* send: the port of the route's first hop */
 
 /**
  * struct torus_desc - one descriptor of a TORUS_IOC_POST batch
  * @op: TORUS_OP_SEND or TORUS_OP_RECV
- * @flags: TORUS_SEND_ROUTE (send only), TORUS_RECV_ANY_TAG (recv only),
- *	TORUS_DESC_SGE (either)
+ * @flags: TORUS_SEND_ROUTE and TORUS_SEND_SYNC (send only),
+ *	TORUS_RECV_ANY_TAG (recv only), TORUS_DESC_SGE (either)
  * @port: recv: the port the message arrives on (required).
  *	send: TORUS_PORT_AUTO or the port of the first hop (checked)
  * @nsegs: 1..max_segs entries at @segs

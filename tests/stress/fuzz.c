@@ -134,6 +134,7 @@ static double fz_limit = 50;	/* seconds; 0 = none */
 static unsigned long fz_failures, fz_planted, fz_planted_ok, fz_valid, fz_valid_ok;
 static unsigned long fz_cqes;	   /* completions read back and checked */
 static unsigned long fz_mr_made, fz_mr_gone, fz_sge_posted; /* registrations, keyed descriptors */
+static unsigned long fz_sync_posted; /* TORUS_SEND_SYNC sends */
 static unsigned long fz_cqe_status[7]; /* of them, per documented status (fz_check_cqes) */
 static unsigned long fz_by_errno[160];
 
@@ -503,6 +504,9 @@ static void fz_gen_desc(struct torus_desc *x, const struct fz_fabric *fb, uint32
 			x->flags = TORUS_SEND_ROUTE;
 			x->hops[fz_below(nports / 2 ? nports / 2 : 1)] = (int16_t)(fz_below(7) - 3);
 		}
+		/* synchronous: may wait at its destination by reference until a close */
+		if (fz_chance(20))
+			x->flags |= TORUS_SEND_SYNC;
 	} else {
 		x->port = fz_below(nports);
 		if (fz_chance(20))
@@ -1015,8 +1019,10 @@ static void fz_ioctl(void)
 	if (ci == FZ_MR_DEREG && !err)
 		fz_mr_gone++;
 	if (ci == FZ_POST && !err)
-		for (uint32_t i = 0; i < a.post.count && i < 16; i++)
+		for (uint32_t i = 0; i < a.post.count && i < 16; i++) {
 			fz_sge_posted += !!(descs[i].flags & TORUS_DESC_SGE);
+			fz_sync_posted += !!(descs[i].flags & TORUS_SEND_SYNC);
+		}
 	if (ci == FZ_MR_DEREG && nf && (!err || err == EFAULT))
 		for (int k = 0; k < FZ_MAX_KEYS; k++)
 			if (nf->keys[k] == a.mrd.key)
@@ -1482,7 +1488,8 @@ int main(int argc, char **argv)
 	       fz_cqe_status[0], fz_cqe_status[1], fz_cqe_status[2], fz_cqe_status[3], fz_cqe_status[4],
 	       fz_cqe_status[5], fz_cqe_status[6]);
 	printf("# registrations: %lu made, %lu deregistered by MR_DEREG (the rest at close); "
-	       "%lu keyed descriptors posted\n", fz_mr_made, fz_mr_gone, fz_sge_posted);
+	       "%lu keyed descriptors posted, %lu synchronous sends\n", fz_mr_made, fz_mr_gone, fz_sge_posted,
+	       fz_sync_posted);
 	printf("# EFAULT on write-back after the command took effect: %lu creates (fabric leaked, destroyed here), %lu destroys\n",
 	       fz_efault_created, fz_efault_destroyed);
 	printf("%s 1 - every result in its command's documented errno set, every completion status documented, valid calls succeed (seed %" PRIu64 ")\n",

@@ -199,6 +199,7 @@ TEST_F(mr, handshake__reports_registration_limits_and_features)
 	ASSERT_EQ(0, tv_ioctl(self->f.fd[0], TORUS_IOC_HANDSHAKE, &h));
 	EXPECT_TRUE(h.features & TORUS_FEAT_MR);
 	EXPECT_TRUE(h.features & TORUS_FEAT_CQ_WAKE_ONCE);
+	EXPECT_TRUE(h.features & TORUS_FEAT_SEND_SYNC);
 	EXPECT_TRUE(h.ioctls & (1ULL << (TORUS_CMD_MR_REG - TORUS_CMD_BASE)));
 	EXPECT_TRUE(h.ioctls & (1ULL << (TORUS_CMD_MR_DEREG - TORUS_CMD_BASE)));
 	EXPECT_LE(1024, h.max_mrs);
@@ -536,6 +537,142 @@ TEST_F(mr, dereg__with_a_message_in_flight_is_ebusy_until_it_completes)
 	munmap(rb, pg);
 }
 
+/*
+ * A synchronous send from registered memory posted before its receive:
+ * larger than the 256 KiB receive FIFO, it does not stall its engine (a
+ * buffered send behind it goes on), and it is not copied until the
+ * receive takes it: what the buffer holds then is what arrives. Both ends
+ * complete only then, with the same model times.
+ */
+TEST_F(mr, sync__early_send_waits_by_reference_and_is_copied_once_into_the_receive)
+{
+	size_t big = 300 << 10;
+	unsigned char *sb = anon(big), *rb = anon(big);
+	struct torus_seg ms = { 0, 100 }, mr = { 4096, 100 };
+	struct torus_cqe e[2], er;
+	struct torus_desc x[2];
+	struct torus_sge s, r;
+	__u32 sk, rk;
+
+	TV_SKIPPED();
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, rb);
+	ASSERT_EQ(0, mr_reg(self->f.fd[SRC], sb, big, 0, &sk));
+	ASSERT_EQ(0, mr_reg(self->f.fd[DST], rb, big, TORUS_MR_WRITE, &rk));
+	tv_fill(sb, big, 3);
+	tv_fill(self->f.map[SRC], 100, 4);
+	s = (struct torus_sge){ .key = sk, .offset = 0, .length = big };
+	sge_desc(&x[0], TORUS_OP_SEND, 0, DST, 5, &s, 1, 1);
+	x[0].flags |= TORUS_SEND_SYNC;
+	tv_send_desc(&x[1], DST, 6, &ms, 1, 2);
+	ASSERT_EQ(0, tv_post(self->f.fd[SRC], x, 2, NULL));
+	ASSERT_EQ(1, tv_wait(self->f.fd[SRC], e, 1, 2, TV_WAIT_NS));
+	EXPECT_EQ(2, e[0].user_data);
+	EXPECT_EQ(0, e[0].status);
+	usleep(200000);
+	EXPECT_EQ(0, tv_wait(self->f.fd[SRC], e, 0, 2, 0)) TH_LOG("a sync send completed without its receive");
+	EXPECT_EQ(-EBUSY, mr_dereg(self->f.fd[SRC], sk));
+	tv_fill(sb, big, 8);
+	r = (struct torus_sge){ .key = rk, .offset = 0, .length = big };
+	sge_desc(&x[0], TORUS_OP_RECV, ARRIVAL, 0, 5, &r, 1, 3);
+	ASSERT_EQ(0, tv_post(self->f.fd[DST], x, 1, NULL));
+	ASSERT_EQ(1, tv_reap(self->f.fd[DST], &er, 1));
+	EXPECT_EQ(0, er.status);
+	EXPECT_EQ(big, er.bytes);
+	EXPECT_EQ(SRC, er.peer);
+	EXPECT_EQ(-1, tv_check(rb, big, 8));
+	ASSERT_EQ(1, tv_reap(self->f.fd[SRC], e, 1));
+	EXPECT_EQ(1, e[0].user_data);
+	EXPECT_EQ(0, e[0].status);
+	EXPECT_EQ(big, e[0].bytes);
+	EXPECT_EQ(er.t_start_ns, e[0].t_start_ns);
+	EXPECT_EQ(er.t_end_ns, e[0].t_end_ns);
+	/* the buffered send behind it waited in the FIFO */
+	tv_recv_desc(&x[0], ARRIVAL, 6, &mr, 1, 4);
+	ASSERT_EQ(0, tv_post(self->f.fd[DST], x, 1, NULL));
+	ASSERT_EQ(1, tv_reap(self->f.fd[DST], &er, 1));
+	EXPECT_EQ(0, er.status);
+	EXPECT_EQ(-1, tv_check(self->f.map[DST] + 4096, 100, 4));
+	EXPECT_EQ(0, mr_dereg(self->f.fd[SRC], sk));
+	EXPECT_EQ(0, mr_dereg(self->f.fd[DST], rk));
+	EXPECT_EQ(self->vmpin0, vmpin_kb(0));
+	munmap(sb, big);
+	munmap(rb, big);
+}
+
+/*
+ * A waiting synchronous send ends without a receive two ways: the close of
+ * the file whose registration it names cancels it (and unpins; the
+ * destination no longer holds it), the destination's last close refuses
+ * it. A receive cannot be synchronous.
+ */
+TEST_F(mr, sync__sender_file_close_cancels_and_destination_close_refuses)
+{
+	long pg = page_size();
+	unsigned char *sb = anon(pg);
+	struct torus_seg mr = { 0, 64 }, ms = { 4096, 64 };
+	struct torus_desc x;
+	struct torus_cqe e;
+	struct torus_sge s;
+	__u32 sk;
+	int fd2;
+
+	TV_SKIPPED();
+	ASSERT_NE(NULL, sb);
+	tv_fill(sb, pg, 5);
+	tv_recv_desc(&x, ARRIVAL, 1, &mr, 1, 0);
+	x.flags |= TORUS_SEND_SYNC;
+	EXPECT_EQ(-EINVAL, tv_post(self->f.fd[DST], &x, 1, NULL));
+
+	fd2 = tv_node_open(self->f.id, SRC);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, mr_reg(fd2, sb, pg, 0, &sk));
+	s = (struct torus_sge){ .key = sk, .offset = 0, .length = 64 };
+	sge_desc(&x, TORUS_OP_SEND, 0, DST, 2, &s, 1, 12);
+	x.flags |= TORUS_SEND_SYNC;
+	ASSERT_EQ(0, tv_post(fd2, &x, 1, NULL));
+	EXPECT_EQ(self->vmpin0 + pg / 1024, vmpin_kb(0));
+	close(fd2);
+	EXPECT_EQ(self->vmpin0, vmpin_kb(0));
+	EXPECT_EQ(self->pins0, foll_pins());
+	ASSERT_EQ(1, tv_reap(self->f.fd[SRC], &e, 1));
+	EXPECT_EQ(-ECANCELED, e.status);
+	EXPECT_EQ(12, e.user_data);
+	/* gone from the destination: a receive of its tag takes the next message */
+	tv_recv_desc(&x, ARRIVAL, 2, &mr, 1, 13);
+	ASSERT_EQ(0, tv_post(self->f.fd[DST], &x, 1, NULL));
+	usleep(100000);
+	EXPECT_EQ(0, tv_wait(self->f.fd[DST], &e, 0, 1, 0));
+	tv_fill(self->f.map[SRC] + 4096, 64, 6);
+	tv_send_desc(&x, DST, 2, &ms, 1, 14);
+	ASSERT_EQ(0, tv_post(self->f.fd[SRC], &x, 1, NULL));
+	ASSERT_EQ(1, tv_reap(self->f.fd[SRC], &e, 1));
+	EXPECT_EQ(0, e.status);
+	ASSERT_EQ(1, tv_reap(self->f.fd[DST], &e, 1));
+	EXPECT_EQ(0, e.status);
+	EXPECT_EQ(13, e.user_data);
+	EXPECT_EQ(-1, tv_check(self->f.map[DST], 64, 6));
+
+	ASSERT_EQ(0, mr_reg(self->f.fd[SRC], sb, pg, 0, &sk));
+	s = (struct torus_sge){ .key = sk, .offset = 0, .length = 64 };
+	sge_desc(&x, TORUS_OP_SEND, 0, DST, 3, &s, 1, 15);
+	x.flags |= TORUS_SEND_SYNC;
+	ASSERT_EQ(0, tv_post(self->f.fd[SRC], &x, 1, NULL));
+	usleep(100000);
+	EXPECT_EQ(0, tv_wait(self->f.fd[SRC], &e, 0, 1, 0));
+	/* the mapping holds the file: unmap it so the close is the last */
+	munmap(self->f.map[DST], self->f.map_len);
+	self->f.map[DST] = NULL;
+	close(self->f.fd[DST]);
+	self->f.fd[DST] = -1;
+	ASSERT_EQ(1, tv_reap(self->f.fd[SRC], &e, 1));
+	EXPECT_EQ(-ECONNREFUSED, e.status);
+	EXPECT_EQ(15, e.user_data);
+	EXPECT_EQ(0, mr_dereg(self->f.fd[SRC], sk));
+	EXPECT_EQ(self->vmpin0, vmpin_kb(0));
+	munmap(sb, pg);
+}
+
 /* munmap of registered memory with a receive and a stalled send in flight. */
 TEST_F(mr, munmap__with_messages_in_flight_is_safe_and_the_pages_go_after)
 {
@@ -670,7 +807,7 @@ TEST_F(mr, close__of_a_file_whose_send_stalled_its_engine_lets_the_sends_behind_
 	munmap(sb, big);
 }
 
-/* A process killed with registrations pinned and a receive queued. */
+/* A process killed with registrations pinned, a receive queued and a sync send waiting. */
 TEST_F(mr, kill__of_a_process_with_registrations_pinned_unpins_them_all)
 {
 	size_t len = 4 << 20;
@@ -699,6 +836,12 @@ TEST_F(mr, kill__of_a_process_with_registrations_pinned_unpins_them_all)
 		sge_desc(&x, TORUS_OP_RECV, 0, 0, 99, &r, 1, 0);
 		if (tv_post(fd, &x, 1, NULL))
 			_exit(3);
+		/* and a synchronous send that waits at node 0 by reference */
+		r = (struct torus_sge){ .key = k2, .offset = 0, .length = 4096 };
+		sge_desc(&x, TORUS_OP_SEND, 0, 0, 98, &r, 1, 0);
+		x.flags |= TORUS_SEND_SYNC;
+		if (tv_post(fd, &x, 1, NULL))
+			_exit(3);
 		if (write(pipefd[1], "r", 1) != 1)
 			_exit(4);
 		for (;;)
@@ -717,12 +860,13 @@ TEST_F(mr, kill__of_a_process_with_registrations_pinned_unpins_them_all)
 	for (i = 0; i < 100 && foll_pins() != self->pins0; i++)
 		usleep(10000);
 	EXPECT_EQ(self->pins0, foll_pins());
-	/* node 3 stays open in this process: its CQ got the cancelled receive */
+	/* node 3 stays open in this process: its CQ got the cancelled receive and send */
 	{
-		struct torus_cqe e;
+		struct torus_cqe e[2];
 
-		ASSERT_EQ(1, tv_reap(self->f.fd[3], &e, 1));
-		EXPECT_EQ(-ECANCELED, e.status);
+		ASSERT_EQ(2, tv_reap(self->f.fd[3], e, 2));
+		EXPECT_EQ(-ECANCELED, e[0].status);
+		EXPECT_EQ(-ECANCELED, e[1].status);
 	}
 }
 
