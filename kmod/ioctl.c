@@ -3,7 +3,8 @@
  * torus: ioctl dispatch. One table of ops; each command's struct starts with
  * __u32 size, __u32 flags. Errors in the order the UAPI header documents:
  * ENOTTY (unknown command or wrong device), EFAULT, EINVAL (size below the
- * minimum), E2BIG (longer struct with a non-zero tail), EOPNOTSUPP (unknown
+ * minimum), E2BIG (longer struct with a non-zero tail, or longer than a
+ * page), EOPNOTSUPP (unknown
  * flags), then the command's own checks.
  */
 #include <linux/fs.h>
@@ -285,6 +286,9 @@ static long torus_ioctl(struct torus_file *tf, unsigned int cmd, unsigned long a
 		return -EFAULT;
 	if (usize < op->min_size)
 		return -EINVAL;
+	/* as openat2 and clone3: no scan of a huge zero tail */
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
 	ret = copy_struct_from_user(&buf, op->size, uarg, usize);
 	if (ret)
 		return ret;

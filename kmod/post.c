@@ -418,6 +418,8 @@ int torus_post(struct torus_file *tf, struct torus_post *p)
 		return -EINVAL;
 	if (p->desc_size < offsetofend(struct torus_desc, segs))
 		return -EINVAL;
+	if (p->desc_size > PAGE_SIZE)
+		return -E2BIG;
 	for (i = 0; i < p->count; i++) {
 		ret = copy_struct_from_user(&ud, sizeof(ud),
 					    u64_to_user_ptr(p->descs) + (u64)i * p->desc_size,

@@ -49,7 +49,9 @@
  *   EINVAL      size < the command's minimum size
  *   E2BIG       size > sizeof(struct) known to the kernel and the extra tail is
  *               not all zero (also a descriptor of a POST whose desc_size is
- *               larger than the kernel's struct torus_desc)
+ *               larger than the kernel's struct torus_desc), or size (a
+ *               POST's desc_size) above the page size, 4096 on x86-64,
+ *               whatever the tail (as openat2 and clone3)
  *   EOPNOTSUPP  an unknown bit in flags (also in a descriptor's flags)
  * then each command's own:
  *   EINVAL      a non-zero __reserved field, or a value out of range: bad dims

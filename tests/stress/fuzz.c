@@ -929,6 +929,8 @@ static void fz_ioctl(void)
 		expect = EFAULT;
 	else if (usize < c->min_size)
 		expect = EINVAL;
+	else if (usize > (uint32_t)fz_page)
+		expect = E2BIG;		/* above a page, whatever the tail */
 	if (expect < 0 && !bad && (on_ctl ? c->on_ctl : c->on_node) && usize >= c->min_size) {
 		int nonzero = 0;
 

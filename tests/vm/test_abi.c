@@ -228,6 +228,37 @@ TEST_F(abi, ioctl__size_above_sizeof_with_nonzero_tail_is_e2big)
 	EXPECT_EQ(-EBUSY, tv_destroy(self->ctl, self->f.id));
 }
 
+/* Above a page the tail is not scanned: E2BIG even when it is all zero. */
+TEST_F(abi, ioctl__size_above_a_page_is_e2big_whatever_the_tail)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *buf = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct torus_seg seg = { 0, 64 };
+	struct torus_post p;
+	const struct ioc *i;
+
+	TV_SKIPPED();
+	ASSERT_NE(MAP_FAILED, buf);
+	for (i = iocs; i < iocs + sizeof(iocs) / sizeof(iocs[0]); i++) {
+		memset(buf, 0, 2 * pg);
+		valid_arg(i, &self->f, buf);
+		*(__u32 *)buf = pg + 8;
+		EXPECT_EQ(-E2BIG, tv_ioctl(ioc_fd(self, i), i->cmd, buf))
+			TH_LOG("%s at size %ld, zero tail", i->name, pg + 8);
+	}
+	memset(buf, 0, 2 * pg);
+	tv_recv_desc((struct torus_desc *)buf, 0, 1, &seg, 1, 0);
+	memset(&p, 0, sizeof(p));
+	p.size = sizeof(p);
+	p.count = 1;
+	p.desc_size = pg + 8;
+	p.descs = (uintptr_t)buf;
+	EXPECT_EQ(-E2BIG, tv_ioctl(self->f.fd[0], TORUS_IOC_POST, &p));
+	EXPECT_EQ(0, p.posted);
+	EXPECT_EQ(-EBUSY, tv_destroy(self->ctl, self->f.id));
+	munmap(buf, 2 * pg);
+}
+
 TEST_F(abi, ioctl__size_above_sizeof_with_zero_tail_is_accepted)
 {
 	unsigned char buf[ARGBUF];
