@@ -277,6 +277,7 @@ static bool torus_engine_step(struct torus_engine *eng)
 	} else {
 		msg = kvmalloc(struct_size(msg, data, d->len), GFP_KERNEL);
 		if (msg) {
+			msg->send = NULL;	/* the bytes are here: not by reference */
 			msg->tag = d->tag;
 			msg->t_start_ns = t0;
 			msg->t_end_ns = t1;
