@@ -1543,9 +1543,13 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 #define TC_VB_PROBE_SMALL 64
 #define TC_VB_PROBE_MID 4096
 #define TC_VB_PROBE_LARGE 65536
+#define TC_VB_PROBE_BIG 1048576
 #define TC_VB_PROBE_BURST 8
 #define TC_VB_PROBE_ROUNDS 5
-#define TC_VB_PROBE_NFIG 4 /* per rank: c_s, c_m, c_l, b_k */
+#define TC_VB_PROBE_NFIG 5 /* per rank: c_s, c_m, c_l, b_k, c_b */
+/* the probe's buffer: sends from the first half, receives into the second */
+#define TC_VB_PROBE_HALF (TC_VB_PROBE_BIG > TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE ? \
+			  TC_VB_PROBE_BIG : TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE)
 #define TC_VB_PROBE_TAG 0x70726f6265000000ull /* "probe": no schedule's tag */
 
 /* One step of the probe: a len-byte message each way with each peer[i], i < n. */
@@ -1561,7 +1565,7 @@ static int tc_vb_probe_step(struct tc_tp *tp, size_t len, const int *peer, int n
 		uint64_t tag = first + i; /* the burst's tags are not the chain's */
 
 		seg[2 * i] = (struct tc_seg){ (uint64_t)i * len, len };
-		seg[2 * i + 1] = (struct tc_seg){ TC_VB_PROBE_LARGE * (uint64_t)TC_VB_PROBE_BURST + i * len, len };
+		seg[2 * i + 1] = (struct tc_seg){ (uint64_t)TC_VB_PROBE_HALF + i * len, len };
 		x[2 * i] = (struct tc_xfer){ .op = TC_XFER_SEND, .peer = peer[i], .nsegs = 1, .segs = &seg[2 * i],
 					     .tag = tag };
 		x[2 * i + 1] = (struct tc_xfer){ .op = TC_XFER_RECV, .peer = peer[i], .nsegs = 1,
@@ -1606,6 +1610,29 @@ static int tc_vb_probe_time(struct tc_tp *tp, size_t len, int q, int k, int roun
 	return 0;
 }
 
+/*
+ * The chain once at len (TC_VB_PROBE_BIG: a round costs as much as all the
+ * others together), each step timed: the median step, so one stalled step
+ * does not decide it either.
+ */
+static int tc_vb_probe_steps(struct tc_tp *tp, size_t len, int q, double *us)
+{
+	double per[32];
+	int peer, ret = 0, steps = 0;
+
+	for (int d = 1; d < q && steps < 32 && !ret; d *= 2) {
+		double t0 = tc_now_us();
+
+		peer = tp->rank ^ d;
+		ret = tc_vb_probe_step(tp, len, &peer, 1);
+		per[steps++] = tc_now_us() - t0;
+	}
+	if (ret)
+		return tc_err(ret, "transport verbs: probing the network (%s)", tc_strerror(ret));
+	*us = tc_median(per, steps);
+	return 0;
+}
+
 /* The median of the non-negative v[k*NFIG + which], k < n (-1 if none). */
 static double tc_vb_median(const double *v, int n, int which, double *tmp)
 {
@@ -1617,7 +1644,7 @@ static double tc_vb_median(const double *v, int n, int which, double *tmp)
 	return m ? tc_median(tmp, m) : -1;
 }
 
-/* This rank's step times among the first q ranks, k the burst: c_s, c_m, c_l, b_k. */
+/* This rank's step times among the first q ranks, k the burst: c_s, c_m, c_l, b_k, c_b. */
 static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
 {
 	const int R = TC_VB_PROBE_ROUNDS;
@@ -1626,7 +1653,7 @@ static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
 	void *base;
 	int ret;
 
-	ret = tc_vb_buffer(tp, 2 * (size_t)TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE, &base);
+	ret = tc_vb_buffer(tp, 2 * (size_t)TC_VB_PROBE_HALF, &base);
 	if (!ret) /* warm-up: connect, and the first rendezvous */
 		ret = tc_vb_probe_time(tp, TC_VB_PROBE_LARGE, q, k, 1, &w);
 	if (!ret)
@@ -1636,17 +1663,20 @@ static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
 	mine[3] = 0;
 	if (!ret && k > 1)
 		ret = tc_vb_probe_time(tp, TC_VB_PROBE_SMALL, q, k, R, &mine[3]);
+	if (!ret)
+		ret = tc_vb_probe_steps(tp, TC_VB_PROBE_BIG, q, &mine[4]);
 	return ret;
 }
 
 static void tc_vb_probe_print(const struct tc_cost_params *p, const double *v, int q, int k)
 {
 	fprintf(stderr,
-		"libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B, rdv %.6g us above %zu B "
-		"(medians over %d ranks: a step of the chain %.6g / %.6g / %.6g us at %d / %d / %d B, "
-		"a step of %d messages %.6g us)\n",
-		p->ts_us, p->lat_us, p->tw_us_per_byte, p->rdv_us, p->eager_bytes, q, v[0], v[1], v[2],
-		TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE, k, v[3]);
+		"libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B, rdv %.6g us above %zu B, "
+		"tw %.6g us/B beyond %zu B of a message (medians over %d ranks: a step of the chain "
+		"%.6g / %.6g / %.6g / %.6g us at %d / %d / %d / %d B, a step of %d messages %.6g us)\n",
+		p->ts_us, p->lat_us, p->tw_us_per_byte, p->rdv_us, p->eager_bytes,
+		p->big_bytes ? p->tw_big_us_per_byte : p->tw_us_per_byte, p->big_bytes, q, v[0], v[1], v[2], v[4],
+		TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE, TC_VB_PROBE_BIG, k, v[3]);
 }
 
 static int tc_vb_probe(struct tc_tp *tp)
@@ -1685,6 +1715,7 @@ static int tc_vb_probe(struct tc_tp *tp)
 		const size_t len[3] = { TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE };
 
 		tc_cost_fit_direct(v, len, v[3], k, &tp->cost);
+		tc_cost_fit_big(v[4], TC_VB_PROBE_BIG, v[2], TC_VB_PROBE_LARGE, &tp->cost);
 		if (env && !strcmp(env, "print") && vb->rank == 0)
 			tc_vb_probe_print(&tp->cost, v, q, k);
 	}
