@@ -1514,7 +1514,8 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * transfer (TC_COST_DIRECT): ts + bytes*tw holding the sender's and the
  * receiver's port, then the latency lat, which the messages of one step
  * overlap, and a rendezvous message (above the eager limit) rdv more, its
- * ready-to-receive's trip, which they overlap too.
+ * ready-to-receive's trip, which they overlap too. A message's bytes
+ * beyond 64 KiB cost tw_big each instead of tw.
  *
  * What is timed is what a collective does: every one of the first Q ranks
  * (Q the largest power of two in the job; the others sit out) runs steps at
@@ -1531,9 +1532,23 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  *    three sizes: SMALL (eager) c_s, MID (rendezvous) c_m, LARGE c_l.
  *  - the burst: one step, a message each way with each of rank^1 ..
  *    rank^k (k = min(BURST, Q-1)): k*ts + lat, b_k.
- * Every rank's four times are gathered and each rank takes their medians
+ *  - the chain once more at BIG (1 MiB), one round (it costs as much as
+ *    all the rounds above together), each step timed and the median step
+ *    kept: c_b. tw, the slope from MID to LARGE where each step's
+ *    overheads are most of it, is a poor guide to a message of MiBs, which
+ *    is mostly bytes: in the TCG guest (16 ranks on rxe0, chain steps
+ *    interleaved over sizes, two runs) 64 KiB to 1 MiB cost 0.249 us/B in
+ *    both while the probe's tw was 0.195 and 0.391, and over five probes
+ *    0.148-0.467. So beyond LARGE a message's bytes cost the slope from
+ *    c_l to c_b (tc_cost_fit_big), its extension above BIG (2 MiB cost
+ *    0.198-0.204 us/B more than 1 MiB). It adds log2(Q) steps of 1 MiB:
+ *    0.5-1.1 s per communicator in that guest (c_b 129-269 ms), about as
+ *    much as the rest of the probe; on a real NIC 1 MiB is a fraction of
+ *    a millisecond.
+ * Every rank's five times are gathered and each rank takes their medians
  * over the ranks, so every rank prices alike (and picks the same
- * algorithm), and fits ts, lat, tw and rdv to them (tc_cost_fit_direct).
+ * algorithm), and fits ts, lat, tw and rdv to them (tc_cost_fit_direct),
+ * and tw_big (tc_cost_fit_big).
  * TC_VERBS_PROBE=0, both TC_COST_TS_US and TC_COST_TW_US set, or the
  * runtime's own exchange (tc_comm_attr.oob_allgather, called once) skips it:
  * the module's default timing with TC_COST_DIRECT (then TC_COST_* apply);
