@@ -1525,26 +1525,26 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * includes the scheduling of them all, which a ping-pong of one pair does
  * not see). Two patterns, each TC_VB_PROBE_ROUNDS times after a warm-up
  * (which also makes the connections), each round timed alone and the
- * median kept:
+ * median kept, then the chain once at a size of MiBs:
  *  - the chain: log2(Q) steps, step j one message each way with rank^(2^j),
  *    so every rank's step needs every other rank's earlier ones; per step
  *    it costs ts + lat + bytes*tw (+ rdv above the eager limit). Timed at
  *    three sizes: SMALL (eager) c_s, MID (rendezvous) c_m, LARGE c_l.
  *  - the burst: one step, a message each way with each of rank^1 ..
  *    rank^k (k = min(BURST, Q-1)): k*ts + lat, b_k.
- *  - the chain once more at BIG (1 MiB), one round (it costs as much as
- *    all the rounds above together), each step timed and the median step
- *    kept: c_b. tw, the slope from MID to LARGE where each step's
- *    overheads are most of it, is a poor guide to a message of MiBs, which
- *    is mostly bytes: in the TCG guest (16 ranks on rxe0, chain steps
- *    interleaved over sizes, two runs) 64 KiB to 1 MiB cost 0.249 us/B in
- *    both while the probe's tw was 0.195 and 0.391, and over five probes
- *    0.148-0.467. So beyond LARGE a message's bytes cost the slope from
- *    c_l to c_b (tc_cost_fit_big), its extension above BIG (2 MiB cost
- *    0.198-0.204 us/B more than 1 MiB). It adds log2(Q) steps of 1 MiB:
- *    0.5-1.1 s per communicator in that guest (c_b 129-269 ms), about as
- *    much as the rest of the probe; on a real NIC 1 MiB is a fraction of
- *    a millisecond.
+ *  - the chain at BIG (1 MiB), one round (it costs as much as all the
+ *    rounds above together), each step timed and the median step kept:
+ *    c_b. tw, the slope from MID to LARGE where each step's overheads
+ *    are most of it, is a poor guide to a message of MiBs, which is
+ *    mostly bytes: in the TCG guest (16 ranks on rxe0, chain steps
+ *    interleaved over sizes, two runs) 64 KiB to 1 MiB cost 0.249 us/B
+ *    in both while the probe's tw was 0.195 and 0.391, and over 13
+ *    probes 0.148-0.467. So beyond LARGE a message's bytes cost the slope
+ *    from c_l to c_b (tc_cost_fit_big), and above BIG its extension (a
+ *    little high there: 1 to 2 MiB measured 0.198-0.204 us/B). It adds
+ *    log2(Q) steps of 1 MiB: 0.5-1.1 s per communicator in that guest
+ *    (c_b 129-269 ms), about as much as the rest of the probe; on a real
+ *    NIC 1 MiB is a fraction of a millisecond.
  * Every rank's five times are gathered and each rank takes their medians
  * over the ranks, so every rank prices alike (and picks the same
  * algorithm), and fits ts, lat, tw and rdv to them (tc_cost_fit_direct),
