@@ -308,9 +308,14 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 			return ret;
 		}
 	}
-	for (size_t i = 0; i < TC_NCOST_ENV; i++)
-		if (cost_env[i] >= 0)
-			*(double *)((char *)&comm->tp.cost + tc_cost_env[i].off) = cost_env[i];
+	for (size_t i = 0; i < TC_NCOST_ENV; i++) {
+		if (cost_env[i] < 0)
+			continue;
+		*(double *)((char *)&comm->tp.cost + tc_cost_env[i].off) = cost_env[i];
+		/* TC_COST_TW_US prices every byte, a big message's too */
+		if (tc_cost_env[i].off == offsetof(struct tc_cost_params, tw_us_per_byte))
+			comm->tp.cost.big_bytes = 0;
+	}
 	*out = comm;
 	return 0;
 

@@ -33,7 +33,8 @@
  * o + gap, what holds the ports), after the ports are free: the messages
  * of one step overlap their latencies, the steps of a chain pay one each;
  * a message of more than eager_bytes adds rdv to its latency (a rendezvous:
- * the receiver's ready-to-receive travels before the data).
+ * the receiver's ready-to-receive travels before the data). With big_bytes
+ * set, a message's bytes beyond it cost tw_big each (tc_cost_bytes_us).
  * TC_COST_HOST (the host's wall clock emulating the device) replaces the time
  * column by a sum over the steps: ts plus tw times all the step's bytes.
  * lockstep_blocks is the sum over global steps of the largest message: what
@@ -100,6 +101,23 @@ void tc_cost_fit_direct(const double c[3], const size_t len[3], double bk, int k
 			    c[0] - p->ts_us - (double)len[0] * p->tw_us_per_byte : 0;
 	rdv = c[1] - c[0] - (double)(len[1] - len[0]) * p->tw_us_per_byte;
 	p->rdv_us = rdv > 0 && len[0] <= p->eager_bytes && len[1] > p->eager_bytes ? rdv : 0;
+}
+
+void tc_cost_fit_big(double c_big, size_t len_big, double c_l, size_t len_l, struct tc_cost_params *p)
+{
+	double tw = len_big > len_l ? (c_big - c_l) / (double)(len_big - len_l) : 0;
+
+	p->tw_big_us_per_byte = tw > 0 ? tw : 0;
+	p->big_bytes = tw > 0 ? len_l : 0;
+}
+
+double tc_cost_bytes_us(const struct tc_cost_params *p, double bytes)
+{
+	const double big = (double)p->big_bytes;
+
+	if (p->big_bytes && bytes > big)
+		return big * p->tw_us_per_byte + (bytes - big) * p->tw_big_us_per_byte;
+	return bytes * p->tw_us_per_byte;
 }
 
 static double ceil_eps(double x)
@@ -371,7 +389,7 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 		dur[0] = b;
 		dur[1] = 1;
 		for (int k = 0; k < c->nsizes; k++)
-			dur[2 + k] = c->p.ts_us + held * c->p.hop_us + b * (double)c->sizes[k] * c->p.tw_us_per_byte;
+			dur[2 + k] = c->p.ts_us + held * c->p.hop_us + tc_cost_bytes_us(&c->p, b * (double)c->sizes[k]);
 		if (b > biggest)
 			biggest = b;
 		msg_start(c, msg, links, held, end);

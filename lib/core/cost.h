@@ -14,6 +14,8 @@ struct tc_cost_params {
 	double rdv_us;	    /* TC_COST_DIRECT: more latency for a message above eager_bytes */
 	size_t eager_bytes;
 	double msg_us;	    /* TC_COST_HOST: times log2 of a step's messages at its busiest node */
+	double tw_big_us_per_byte; /* per byte of a message beyond big_bytes */
+	size_t big_bytes;	   /* 0: every byte costs tw */
 };
 /*
  * How a transport runs the messages of a schedule (tc_cost_params.flags);
@@ -28,6 +30,9 @@ struct tc_cost_params {
  *   (a step's messages overlap theirs, dependent steps add them up); a
  *   message of more than eager_bytes adds rdv_us to that latency (verbs:
  *   the rendezvous's ready-to-receive, one more trip before the data).
+ *   With big_bytes set, the bytes of a message beyond big_bytes cost
+ *   tw_big each instead of tw (verbs: the probe's rate for messages
+ *   larger than its LARGE step, tc_cost_fit_big).
  * TC_COST_SENDER_START: a message starts at its sender's clock (and its
  *   route's links), not at the later of both ends' clocks: the device's
  *   timing model (kmod/counters.c), where a receiver's clock never holds a
@@ -73,6 +78,17 @@ void tc_cost_params_default(struct tc_cost_params *p);
  * each clipped at 0 (a noisy measurement never prices below nothing).
  */
 void tc_cost_fit_direct(const double c[3], const size_t len[3], double bk, int k, struct tc_cost_params *p);
+/*
+ * The rate beyond the chain's largest size: c_big the time per step of the
+ * same chain at len_big > len_l, c_l at len_l (the fit's c[2], len[2]):
+ *   tw_big = (c_big - c_l) / (len_big - len_l), big_bytes = len_l
+ * so a message is priced on the line through both measured steps and, above
+ * len_big, on its extension. A slope that is not positive (noise) keeps
+ * every byte at tw (big_bytes 0).
+ */
+void tc_cost_fit_big(double c_big, size_t len_big, double c_l, size_t len_l, struct tc_cost_params *p);
+/* A message's bytes term: bytes*tw, the bytes beyond big_bytes at tw_big. */
+double tc_cost_bytes_us(const struct tc_cost_params *p, double bytes);
 struct tc_cost {
 	uint32_t steps;		    /* startups on the longest chain */
 	double transmission_blocks; /* critical path in blocks (packets count 1/npackets) */

@@ -64,7 +64,8 @@ static int params_equal(const struct tc_cost_params *a, const struct tc_cost_par
 	return a->ts_us == b->ts_us && a->tw_us_per_byte == b->tw_us_per_byte &&
 	       a->rho_us_per_byte == b->rho_us_per_byte && a->hop_us == b->hop_us && a->flags == b->flags &&
 	       a->lat_us == b->lat_us && a->rdv_us == b->rdv_us && a->eager_bytes == b->eager_bytes &&
-	       a->msg_us == b->msg_us;
+	       a->msg_us == b->msg_us && a->tw_big_us_per_byte == b->tw_big_us_per_byte &&
+	       a->big_bytes == b->big_bytes;
 }
 
 /* Price candidate c at sizes[0..n) into t[]. */

@@ -1514,7 +1514,8 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * transfer (TC_COST_DIRECT): ts + bytes*tw holding the sender's and the
  * receiver's port, then the latency lat, which the messages of one step
  * overlap, and a rendezvous message (above the eager limit) rdv more, its
- * ready-to-receive's trip, which they overlap too.
+ * ready-to-receive's trip, which they overlap too. A message's bytes
+ * beyond 64 KiB cost tw_big each instead of tw.
  *
  * What is timed is what a collective does: every one of the first Q ranks
  * (Q the largest power of two in the job; the others sit out) runs steps at
@@ -1524,16 +1525,30 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * includes the scheduling of them all, which a ping-pong of one pair does
  * not see). Two patterns, each TC_VB_PROBE_ROUNDS times after a warm-up
  * (which also makes the connections), each round timed alone and the
- * median kept:
+ * median kept, then the chain once at a size of MiBs:
  *  - the chain: log2(Q) steps, step j one message each way with rank^(2^j),
  *    so every rank's step needs every other rank's earlier ones; per step
  *    it costs ts + lat + bytes*tw (+ rdv above the eager limit). Timed at
  *    three sizes: SMALL (eager) c_s, MID (rendezvous) c_m, LARGE c_l.
  *  - the burst: one step, a message each way with each of rank^1 ..
  *    rank^k (k = min(BURST, Q-1)): k*ts + lat, b_k.
- * Every rank's four times are gathered and each rank takes their medians
+ *  - the chain at BIG (1 MiB), one round (it costs as much as all the
+ *    rounds above together), each step timed and the median step kept:
+ *    c_b. tw, the slope from MID to LARGE where each step's overheads
+ *    are most of it, is a poor guide to a message of MiBs, which is
+ *    mostly bytes: in the TCG guest (16 ranks on rxe0, chain steps
+ *    interleaved over sizes, two runs) 64 KiB to 1 MiB cost 0.249 us/B
+ *    in both while the probe's tw was 0.195 and 0.391, and over 13
+ *    probes 0.148-0.467. So beyond LARGE a message's bytes cost the slope
+ *    from c_l to c_b (tc_cost_fit_big), and above BIG its extension (a
+ *    little high there: 1 to 2 MiB measured 0.198-0.204 us/B). It adds
+ *    log2(Q) steps of 1 MiB: 0.5-1.1 s per communicator in that guest
+ *    (c_b 129-269 ms), about as much as the rest of the probe; on a real
+ *    NIC 1 MiB is a fraction of a millisecond.
+ * Every rank's five times are gathered and each rank takes their medians
  * over the ranks, so every rank prices alike (and picks the same
- * algorithm), and fits ts, lat, tw and rdv to them (tc_cost_fit_direct).
+ * algorithm), and fits ts, lat, tw and rdv to them (tc_cost_fit_direct),
+ * and tw_big (tc_cost_fit_big).
  * TC_VERBS_PROBE=0, both TC_COST_TS_US and TC_COST_TW_US set, or the
  * runtime's own exchange (tc_comm_attr.oob_allgather, called once) skips it:
  * the module's default timing with TC_COST_DIRECT (then TC_COST_* apply);
@@ -1543,9 +1558,13 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 #define TC_VB_PROBE_SMALL 64
 #define TC_VB_PROBE_MID 4096
 #define TC_VB_PROBE_LARGE 65536
+#define TC_VB_PROBE_BIG 1048576
 #define TC_VB_PROBE_BURST 8
 #define TC_VB_PROBE_ROUNDS 5
-#define TC_VB_PROBE_NFIG 4 /* per rank: c_s, c_m, c_l, b_k */
+#define TC_VB_PROBE_NFIG 5 /* per rank: c_s, c_m, c_l, b_k, c_b */
+/* the probe's buffer: sends from the first half, receives into the second */
+#define TC_VB_PROBE_HALF (TC_VB_PROBE_BIG > TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE ? \
+			  TC_VB_PROBE_BIG : TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE)
 #define TC_VB_PROBE_TAG 0x70726f6265000000ull /* "probe": no schedule's tag */
 
 /* One step of the probe: a len-byte message each way with each peer[i], i < n. */
@@ -1561,7 +1580,7 @@ static int tc_vb_probe_step(struct tc_tp *tp, size_t len, const int *peer, int n
 		uint64_t tag = first + i; /* the burst's tags are not the chain's */
 
 		seg[2 * i] = (struct tc_seg){ (uint64_t)i * len, len };
-		seg[2 * i + 1] = (struct tc_seg){ TC_VB_PROBE_LARGE * (uint64_t)TC_VB_PROBE_BURST + i * len, len };
+		seg[2 * i + 1] = (struct tc_seg){ (uint64_t)TC_VB_PROBE_HALF + i * len, len };
 		x[2 * i] = (struct tc_xfer){ .op = TC_XFER_SEND, .peer = peer[i], .nsegs = 1, .segs = &seg[2 * i],
 					     .tag = tag };
 		x[2 * i + 1] = (struct tc_xfer){ .op = TC_XFER_RECV, .peer = peer[i], .nsegs = 1,
@@ -1606,6 +1625,29 @@ static int tc_vb_probe_time(struct tc_tp *tp, size_t len, int q, int k, int roun
 	return 0;
 }
 
+/*
+ * The chain once at len (TC_VB_PROBE_BIG: a round costs as much as all the
+ * others together), each step timed: the median step, so one stalled step
+ * does not decide it either.
+ */
+static int tc_vb_probe_steps(struct tc_tp *tp, size_t len, int q, double *us)
+{
+	double per[32];
+	int peer, ret = 0, steps = 0;
+
+	for (int d = 1; d < q && steps < 32 && !ret; d *= 2) {
+		double t0 = tc_now_us();
+
+		peer = tp->rank ^ d;
+		ret = tc_vb_probe_step(tp, len, &peer, 1);
+		per[steps++] = tc_now_us() - t0;
+	}
+	if (ret)
+		return tc_err(ret, "transport verbs: probing the network (%s)", tc_strerror(ret));
+	*us = tc_median(per, steps);
+	return 0;
+}
+
 /* The median of the non-negative v[k*NFIG + which], k < n (-1 if none). */
 static double tc_vb_median(const double *v, int n, int which, double *tmp)
 {
@@ -1617,7 +1659,7 @@ static double tc_vb_median(const double *v, int n, int which, double *tmp)
 	return m ? tc_median(tmp, m) : -1;
 }
 
-/* This rank's step times among the first q ranks, k the burst: c_s, c_m, c_l, b_k. */
+/* This rank's step times among the first q ranks, k the burst: c_s, c_m, c_l, b_k, c_b. */
 static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
 {
 	const int R = TC_VB_PROBE_ROUNDS;
@@ -1626,7 +1668,7 @@ static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
 	void *base;
 	int ret;
 
-	ret = tc_vb_buffer(tp, 2 * (size_t)TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE, &base);
+	ret = tc_vb_buffer(tp, 2 * (size_t)TC_VB_PROBE_HALF, &base);
 	if (!ret) /* warm-up: connect, and the first rendezvous */
 		ret = tc_vb_probe_time(tp, TC_VB_PROBE_LARGE, q, k, 1, &w);
 	if (!ret)
@@ -1636,17 +1678,20 @@ static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
 	mine[3] = 0;
 	if (!ret && k > 1)
 		ret = tc_vb_probe_time(tp, TC_VB_PROBE_SMALL, q, k, R, &mine[3]);
+	if (!ret)
+		ret = tc_vb_probe_steps(tp, TC_VB_PROBE_BIG, q, &mine[4]);
 	return ret;
 }
 
 static void tc_vb_probe_print(const struct tc_cost_params *p, const double *v, int q, int k)
 {
 	fprintf(stderr,
-		"libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B, rdv %.6g us above %zu B "
-		"(medians over %d ranks: a step of the chain %.6g / %.6g / %.6g us at %d / %d / %d B, "
-		"a step of %d messages %.6g us)\n",
-		p->ts_us, p->lat_us, p->tw_us_per_byte, p->rdv_us, p->eager_bytes, q, v[0], v[1], v[2],
-		TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE, k, v[3]);
+		"libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B, rdv %.6g us above %zu B, "
+		"tw %.6g us/B beyond %zu B of a message (medians over %d ranks: a step of the chain "
+		"%.6g / %.6g / %.6g / %.6g us at %d / %d / %d / %d B, a step of %d messages %.6g us)\n",
+		p->ts_us, p->lat_us, p->tw_us_per_byte, p->rdv_us, p->eager_bytes,
+		p->big_bytes ? p->tw_big_us_per_byte : p->tw_us_per_byte, p->big_bytes, q, v[0], v[1], v[2], v[4],
+		TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE, TC_VB_PROBE_BIG, k, v[3]);
 }
 
 static int tc_vb_probe(struct tc_tp *tp)
@@ -1685,6 +1730,7 @@ static int tc_vb_probe(struct tc_tp *tp)
 		const size_t len[3] = { TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE };
 
 		tc_cost_fit_direct(v, len, v[3], k, &tp->cost);
+		tc_cost_fit_big(v[4], TC_VB_PROBE_BIG, v[2], TC_VB_PROBE_LARGE, &tp->cost);
 		if (env && !strcmp(env, "print") && vb->rank == 0)
 			tc_vb_probe_print(&tp->cost, v, q, k);
 	}

@@ -741,6 +741,65 @@ static void test_cost_fit(void)
 	       p.ts_us, p.lat_us);
 }
 
+/*
+ * A message's bytes beyond big_bytes at tw_big (verbs: the probe's rate
+ * above its 64 KiB step). tw 1, tw_big 3 beyond 100 B: 50 B cost 50, 100 B
+ * 100, 300 B 100 + 200*3 = 700; with big_bytes 0 every byte costs tw.
+ * Priced (ts 10, tw 1, m 4, direct, lat 5): the chain of test_cost_transport
+ * (0->1 3 blocks = 12 B, then 2->1 4 B) with tw_big 2 beyond 4 B: 0->1 holds
+ * the ports 10 + 4 + 8*2 = 30, ends 35; 2->1 (4 B, all at tw) 35..49, ends
+ * 54 (46 at tw alone). The fan (4 B each) with tw_big 3 beyond 2 B: each
+ * 10 + 2 + 2*3 = 18, node 0's two in turn: 36 (28 at tw alone).
+ * The fit: the chain of test_cost_fit (ts 3, lat 5, tw 0.25, rdv 6; 16398
+ * at 64 KiB) at 1 MiB with tw_big 0.5: 16398 + 983040*0.5 = 507918 gives
+ * tw_big 0.5 beyond 64 KiB back, and the line through both steps.
+ */
+static void test_cost_big(void)
+{
+	const struct tmsg late[] = { { 0, 0, 1, 1, 3 }, { 1, 2, 1, -1, 1 } };
+	const struct tmsg fan[] = { { 0, 0, 3, 3, 1 }, { 0, 1, 2, 1, 1 }, { 0, 0, 5, -3, 1 } };
+	struct tc_cost_params p = { .ts_us = 10, .tw_us_per_byte = 1, .block_bytes = 4, .flags = TC_COST_DIRECT,
+				    .lat_us = 5, .tw_big_us_per_byte = 3, .big_bytes = 100 };
+	struct tc_shape ring = shape("8", 0, 0);
+	struct tc_sched *sc;
+	struct tc_cost c;
+	double t;
+
+	tap_ok(near(tc_cost_bytes_us(&p, 50), 50) && near(tc_cost_bytes_us(&p, 100), 100) &&
+		       near(tc_cost_bytes_us(&p, 300), 700),
+	       "cost, big messages: bytes beyond big_bytes at tw_big: %g %g %g (want 50 100 700)",
+	       tc_cost_bytes_us(&p, 50), tc_cost_bytes_us(&p, 100), tc_cost_bytes_us(&p, 300));
+	p.big_bytes = 0;
+	tap_ok(near(tc_cost_bytes_us(&p, 300), 300), "cost, big messages: big_bytes 0 prices every byte at tw: %g",
+	       tc_cost_bytes_us(&p, 300));
+
+	sc = hand_sched(&ring, late, 2);
+	p.big_bytes = 4;
+	p.tw_big_us_per_byte = 2;
+	t = tc_cost_eval(sc, &p, &c) ? -1 : c.time_us;
+	tap_ok(near(t, 54), "cost, direct: only the message above big_bytes pays tw_big for its excess: %g us (want 54)", t);
+	tc_sched_free(sc);
+	sc = hand_sched(&ring, fan, 3);
+	p.lat_us = 0;
+	p.big_bytes = 2;
+	p.tw_big_us_per_byte = 3;
+	t = tc_cost_eval(sc, &p, &c) ? -1 : c.time_us;
+	tap_ok(near(t, 36), "cost, direct: tw_big holds the ports as tw does: %g us (want 36)", t);
+	tc_sched_free(sc);
+
+	memset(&p, 0, sizeof(p));
+	p.ts_us = 3, p.lat_us = 5, p.tw_us_per_byte = 0.25, p.rdv_us = 6;
+	tc_cost_fit_big(507918, 1048576, 16398, 65536, &p);
+	t = p.ts_us + p.lat_us + p.rdv_us + tc_cost_bytes_us(&p, 1048576);
+	tap_ok(near(p.tw_big_us_per_byte, 0.5) && p.big_bytes == 65536 && near(t, 507918) &&
+		       near(p.ts_us + p.lat_us + p.rdv_us + tc_cost_bytes_us(&p, 65536), 16398),
+	       "cost fit, big: tw_big %g beyond %zu B, a 1 MiB step priced %g (want 0.5, 65536, 507918)",
+	       p.tw_big_us_per_byte, p.big_bytes, t);
+	tc_cost_fit_big(16000, 1048576, 16398, 65536, &p);
+	tap_ok(p.big_bytes == 0 && near(tc_cost_bytes_us(&p, 1048576), 262144),
+	       "cost fit, big: a big step faster than the 64 KiB one keeps every byte at tw: big_bytes %zu", p.big_bytes);
+}
+
 int main(void)
 {
 	test_shapes();
@@ -750,5 +809,6 @@ int main(void)
 	test_cost();
 	test_cost_transport();
 	test_cost_fit();
+	test_cost_big();
 	return tap_done();
 }
