@@ -89,7 +89,7 @@ static int torus_node_state_show(struct seq_file *s, void *unused)
 			   p, (int)n->ports[p].neighbor, snap[p].sq, snap[p].rq, snap[p].fifo_msgs,
 			   snap[p].fifo_used, f->fifo_bytes - snap[p].fifo_used);
 		seq_printf(s, " link_free_ns %llu messages %llu bytes %llu busy_ns %llu stalls %llu",
-			   snap[p].link.free_ns, snap[p].link.cnt.messages, snap[p].link.cnt.bytes,
+			   torus_cal_free_ns(&snap[p].link.cal), snap[p].link.cnt.messages, snap[p].link.cnt.bytes,
 			   snap[p].link.cnt.busy_ns, snap[p].link.cnt.stalls);
 		seq_printf(s, " fault 0x%x drop %u delay_ns %llu\n", snap[p].link.fault_flags,
 			   snap[p].link.drop_count, snap[p].link.delay_ns);

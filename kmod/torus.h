@@ -125,9 +125,25 @@ struct torus_fifo_msg {
 	u8 data[];
 };
 
+/*
+ * The virtual-time calendar of one resource of the timing model (a link, a
+ * one-port node's send or receive engine): when it is taken. busy[0..count)
+ * are disjoint [start, end) intervals sorted by start, all at or after
+ * floor_ns; the time before floor_ns counts as taken (intervals forgotten to
+ * make room, counters.c). Protected by fabric->lock.
+ */
+struct torus_cal {
+	u64 floor_ns;
+	u32 count;
+	struct {
+		u64 start_ns;
+		u64 end_ns;
+	} busy[TORUS_CAL_SLOTS];
+};
+
 /* One directed link: the link leaving a node on a port. */
 struct torus_link {
-	u64 free_ns;			/* virtual clock: free from this time */
+	struct torus_cal cal;		/* when messages hold it, virtual time */
 	struct torus_link_counters cnt;
 	u32 fault_flags;		/* TORUS_FAULT_* */
 	u32 drop_count;
@@ -187,8 +203,8 @@ struct torus_node {
 	bool ever_opened;		/* a session ended: sends to it while closed fail */
 	bool rx_busy;			/* one-port: a receive is in flight */
 	struct list_head rx_waiters;	/* one-port: engines waiting for rx_busy */
-	u64 send_free_ns;		/* one-port: virtual send engine clock */
-	u64 recv_free_ns;		/* one-port: virtual receive engine clock */
+	struct torus_cal send_cal;	/* one-port: when the send engine is taken */
+	struct torus_cal recv_cal;	/* one-port: when the receive engine is taken */
 	struct list_head parked;	/* its sync sends waiting by reference (park_entry) */
 	/* protected by cq.lock */
 	u64 clock_ns;
@@ -219,8 +235,8 @@ struct torus_fabric {
 	u32 open_nodes;			/* under torus_registry_lock */
 	/*
 	 * Protects every queue (engine txq, port rxq/fifo/waiters, node parked, counts),
-	 * link clocks/counters/faults, node active/rx_busy/one-port clocks
-	 * and makespan. Never held across a copy or anything that sleeps.
+	 * link calendars/counters/faults, node active/rx_busy/one-port
+	 * calendars and makespan. Never held across a copy or anything that sleeps.
 	 */
 	spinlock_t lock;
 	u64 makespan_ns;
@@ -336,6 +352,7 @@ __poll_t torus_cq_poll(struct torus_node *n, struct file *file, poll_table *pt);
 /* counters.c */
 void __torus_charge(struct torus_fabric *f, struct torus_kdesc *d, struct torus_node *dst,
 		    u64 extra_ns, u64 *t_start, u64 *t_end);
+u64 torus_cal_free_ns(const struct torus_cal *c);
 void torus_counters_read(struct torus_node *n, struct torus_counters *c, bool reset);
 void torus_counters_reset_fabric(struct torus_fabric *f);
 void torus_clocks_reset(struct torus_fabric *f);

@@ -47,6 +47,12 @@
 #define TORUS_DEFAULT_TS_NS	1000
 #define TORUS_DEFAULT_TW_PS	100
 #define TORUS_DEFAULT_HOP_NS	20
+/*
+ * Busy intervals the timing model keeps per link and per one-port send and
+ * receive engine (struct torus_cal, counters.c): 16 bytes each, 14 calendars
+ * (TORUS_MAX_PORTS links and two engines) in every node, ~3.6 KiB a node
+ */
+#define TORUS_CAL_SLOTS		16
 
 /* Fault knobs */
 #define TORUS_MAX_FAULT_DELAY_NS	1000000000ULL	/* 1 s */
