@@ -3,8 +3,9 @@
  * torus.ko traffic: multi-hop routes along each dimension and across the
  * wrap-around with pass-through counted on the intermediate links, explicit
  * routes, the timing model (an isolated message costs ts + h*hop + m*tw,
- * messages sharing a link serialize, one-port nodes serialize), tag matching
- * and wildcards, length mismatch, epoll wake-ups, and close during DMA.
+ * messages sharing a link serialize, a message ready earlier fits before one
+ * charged first, one-port nodes serialize), tag matching and wildcards,
+ * length mismatch, epoll wake-ups, and close during DMA.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -327,6 +328,66 @@ TEST_F(traffic, timing__messages_sharing_a_link_serialize)
 	two_sends(_metadata, &self->f, 4, 5, 6, 7, 8192, &a, &b);
 	EXPECT_TRUE(overlap(&a, &b));
 	EXPECT_EQ(a.t_start_ns, b.t_start_ns);
+}
+
+/*
+ * Node 1's clock runs ahead (it sent 64 KiB to 7 and reaped that): its
+ * message over the link 1 -> 2 is charged first in wall-clock order but
+ * starts at @ahead, late in virtual time. Returns that message's cqe in @e.
+ */
+static void run_ahead(struct __test_metadata *_metadata, struct tv_fabric *f, __u64 *ahead,
+		      struct torus_cqe *e)
+{
+	xfer(_metadata, f, 1, 7, NULL, 65536, 1, e);
+	*ahead = e->t_end_ns;
+	xfer(_metadata, f, 1, 2, NULL, 8192, 2, e);
+	EXPECT_EQ(*ahead, e->t_start_ns);
+}
+
+/* A link serves messages in virtual-time order where they fit, not in charging order. */
+TEST_F(traffic, timing__an_earlier_message_fits_before_one_charged_first)
+{
+	static const __u32 ring[1] = { 8 };
+	struct torus_counters c;
+	struct torus_cqe late, early, next;
+	__u64 ahead;
+
+	TV_SKIPPED();
+	ASSERT_EQ(0, make_fabric(self, 1, ring, 1, 0, 1 << 20));
+	run_ahead(_metadata, &self->f, &ahead, &late);
+	ASSERT_EQ(cost(2, 65536), ahead);
+	/* 0 -> 1 -> 2, ready at 0: the link 1 -> 2 is free until @ahead */
+	xfer(_metadata, &self->f, 0, 2, NULL, 8192, 3, &early);
+	EXPECT_EQ(0, early.t_start_ns);
+	EXPECT_EQ(cost(2, 8192), early.t_end_ns);
+	/* 6 -> 7 -> 0 -> 1 -> 2, ready at 0: after @early, still before @late */
+	xfer(_metadata, &self->f, 6, 2, NULL, 8192, 4, &next);
+	EXPECT_EQ(early.t_end_ns, next.t_start_ns);
+	EXPECT_GE(late.t_start_ns, next.t_end_ns);
+	/* the link 1 -> 2 carried three messages and delayed one, @next */
+	ASSERT_EQ(0, tv_counters(self->ctl, self->f.id, 1, &c));
+	EXPECT_EQ(3, c.links[0].messages);
+	EXPECT_EQ(1, c.links[0].stalls);
+	EXPECT_EQ(cost(1, 8192) + cost(2, 8192) + cost(4, 8192), c.links[0].busy_ns);
+}
+
+/* One-port: a receive engine, too, serves an earlier message first where it fits. */
+TEST_F(traffic, timing__one_port_engines_fit_an_earlier_message_before)
+{
+	static const __u32 ring[1] = { 8 };
+	struct torus_cqe late, early, next;
+	__u64 ahead;
+
+	TV_SKIPPED();
+	ASSERT_EQ(0, make_fabric(self, 1, ring, 1, TORUS_FABRIC_ONE_PORT, 1 << 20));
+	run_ahead(_metadata, &self->f, &ahead, &late);
+	/* 3 -> 2 shares only node 2's receive engine with @late */
+	xfer(_metadata, &self->f, 3, 2, NULL, 8192, 3, &early);
+	EXPECT_EQ(0, early.t_start_ns);
+	/* 4 -> 3 -> 2 shares the link 3 -> 2 with @early and the receive engine with both */
+	xfer(_metadata, &self->f, 4, 2, NULL, 8192, 4, &next);
+	EXPECT_EQ(early.t_end_ns, next.t_start_ns);
+	EXPECT_GE(late.t_start_ns, next.t_end_ns);
 }
 
 TEST_F(traffic, timing__one_port_nodes_serialize_all_port_nodes_do_not)
