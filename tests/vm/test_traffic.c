@@ -4,8 +4,9 @@
  * wrap-around with pass-through counted on the intermediate links, explicit
  * routes, the timing model (an isolated message costs ts + h*hop + m*tw,
  * messages sharing a link serialize, a message ready earlier fits before one
- * charged first, one-port nodes serialize), tag matching and wildcards,
- * length mismatch, epoll wake-ups, and close during DMA.
+ * charged first, also on a full calendar without overlap, one-port nodes
+ * serialize), tag matching and wildcards, length mismatch, epoll wake-ups,
+ * and close during DMA.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -369,6 +370,37 @@ TEST_F(traffic, timing__an_earlier_message_fits_before_one_charged_first)
 	EXPECT_EQ(3, c.links[0].messages);
 	EXPECT_EQ(1, c.links[0].stalls);
 	EXPECT_EQ(cost(1, 8192) + cost(2, 8192) + cost(4, 8192), c.links[0].busy_ns);
+}
+
+/*
+ * Node 1 alternates 64 KiB to 7 (through 0) and 1 KiB to 2: its link 1 -> 2 is taken at
+ * 20 intervals with gaps between them, more than a link's calendar keeps. A
+ * message from 0 to 2 ready at 0 lands in one of those gaps (the first the
+ * calendar still knows of), overlapping none of the 20.
+ */
+TEST_F(traffic, timing__a_full_calendar_still_never_overlaps)
+{
+	static const __u32 ring[1] = { 8 };
+	struct torus_cqe e, held[20], m;
+	bool in_gap = false;
+	int i;
+
+	TV_SKIPPED();
+	ASSERT_EQ(0, make_fabric(self, 1, ring, 1, 0, 1 << 20));
+	for (i = 0; i < 20; i++) {
+		xfer(_metadata, &self->f, 1, 7, NULL, 65536, 100 + i, &e);
+		xfer(_metadata, &self->f, 1, 2, NULL, 1024, 200 + i, &held[i]);
+	}
+	xfer(_metadata, &self->f, 0, 2, NULL, 1024, 300, &m);
+	for (i = 0; i < 20; i++) {
+		EXPECT_FALSE(overlap(&m, &held[i]))
+			TH_LOG("[%llu,%llu] overlaps message %d's [%llu,%llu]",
+			       (unsigned long long)m.t_start_ns, (unsigned long long)m.t_end_ns, i,
+			       (unsigned long long)held[i].t_start_ns,
+			       (unsigned long long)held[i].t_end_ns);
+		in_gap |= i < 19 && m.t_start_ns == held[i].t_end_ns;
+	}
+	EXPECT_TRUE(in_gap) TH_LOG("starts at %llu", (unsigned long long)m.t_start_ns);
 }
 
 /* One-port: a receive engine, too, serves an earlier message first where it fits. */
