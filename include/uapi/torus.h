@@ -30,12 +30,17 @@
  *   link of the route is occupied (and counted) for the message's duration.
  *
  * Timing model (virtual time, ns)
- *   Each directed link has a virtual clock. A message of m bytes crossing h
- *   links starts at max(sender's node clock at post, every route link free,
- *   on one-port fabrics: the sender's send engine and the receiver's receive
- *   engine free) and ends ts_ns + h*hop_ns + m*tw_ps/1000 later; it holds every
- *   link of its route until then. A node's clock advances to the end time of
- *   each completion it reaps.
+ *   A message of m bytes crossing h links lasts ts_ns + h*hop_ns +
+ *   m*tw_ps/1000 and holds every link of its route for that time (on
+ *   one-port fabrics also the sender's send engine and the receiver's
+ *   receive engine). It is ready at its sender's node clock at post and
+ *   starts at the earliest time from then on at which all it holds is free
+ *   for its whole duration: each link (and engine) keeps a calendar of when
+ *   it is taken, so a message ready earlier goes before one charged first
+ *   (in wall-clock order) at a later virtual time when it fits in the gap;
+ *   messages already charged never move. A calendar keeps a bounded number
+ *   of intervals and counts the time before the ones it forgot as taken. A
+ *   node's clock advances to the end time of each completion it reaps.
  *
  * Every ioctl takes one struct whose first field is __u32 size (bytes the
  * caller filled) followed by __u32 flags. Every errno an ioctl returns:
@@ -542,7 +547,8 @@ struct torus_link_counters {
 	__aligned_u64 messages; /* messages that crossed it (first hop or pass-through) */
 	__aligned_u64 bytes;
 	__aligned_u64 busy_ns; /* virtual time it was held */
-	__aligned_u64 stalls;	/* messages that waited for it or for FIFO credit */
+	/* messages it could not carry from their ready time, or that waited for FIFO credit */
+	__aligned_u64 stalls;
 };
 
 struct torus_node_counters {
