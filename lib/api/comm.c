@@ -25,19 +25,6 @@ static const char *const tc_coll_env[2] = {
 _Static_assert((int)TC_ALLTOALL == (int)TC_COLL_ALLTOALL && (int)TC_ALLGATHER == (int)TC_COLL_ALLGATHER,
 	       "enum tc_coll_id and enum tc_coll differ");
 
-/* Parse a non-negative decimal that fits in int; -EINVAL otherwise. */
-static int tc_parse_uint(const char *var, const char *val, unsigned int *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(val, &end, 10);
-	if (errno || end == val || *end || val[0] == '-' || v > INT_MAX)
-		return tc_err(-EINVAL, "%s=%s: not a non-negative integer", var, val);
-	*out = v;
-	return 0;
-}
 
 /*
  * TC_ZCOPY_MIN: the smallest block (bytes per peer) that runs zero copy;

@@ -47,6 +47,8 @@ void tc_deadline(struct timespec *ts, int timeout_ms);
 double tc_now_us(void);
 /* The median of v[0..n) (n > 0), the mean of the middle two for even n; sorts v. */
 double tc_median(double *v, int n);
+/* A non-negative decimal environment value that fits in int; -EINVAL (with tc_err) otherwise. */
+int tc_parse_uint(const char *var, const char *val, unsigned int *out);
 /* Nanoseconds left until ts (negative once it has passed). */
 int64_t tc_ns_left(const struct timespec *ts);
 

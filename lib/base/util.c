@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Small helpers every layer shares: growable arrays, deadlines, alignment. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "base/base.h"
@@ -70,4 +71,18 @@ int64_t tc_ns_left(const struct timespec *ts)
 size_t tc_align(size_t x)
 {
 	return (x + 63) & ~(size_t)63;
+}
+
+/* Parse environment variable @var's value @val: a non-negative decimal that fits in int; -EINVAL otherwise. */
+int tc_parse_uint(const char *var, const char *val, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || end == val || *end || val[0] == '-' || v > INT_MAX)
+		return tc_err(-EINVAL, "%s=%s: not a non-negative integer", var, val);
+	*out = v;
+	return 0;
 }

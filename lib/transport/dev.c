@@ -9,10 +9,12 @@
  * reg/dereg are TORUS_IOC_MR_REG/MR_DEREG and a transfer naming tc_sge
  * segments is posted with TORUS_DESC_SGE. post: the whole batch in one TORUS_IOC_POST, sends with
  * an explicit route (TORUS_SEND_ROUTE); a send from registered memory is synchronous
- * (TORUS_SEND_SYNC, where the module has it; TC_DEV_SYNC=0 turns it off): arriving before
- * its receive it waits at the destination by reference rather than being copied into the
- * receive FIFO and out, so zero copy stays one copy per message. A step posts its receives
- * with its sends and then waits for both, so a sender waiting for its receiver is no deadlock. wait: TORUS_IOC_CQ_WAIT until the
+ * (TORUS_SEND_SYNC, where the module has it): arriving before its receive it waits at the
+ * destination by reference rather than being copied into the receive FIFO and out, so every
+ * message is copied once. TC_DEV_SYNC_MIN=N keeps sends below N bytes buffered (eager),
+ * "off" all of them; the runs in the README ("Zero copy") did not show either faster below
+ * 256 KiB. A step posts its receives with its sends and then waits for both, so a sender
+ * waiting for its receiver is no deadlock. wait: TORUS_IOC_CQ_WAIT until the
  * wanted number of completions arrived; a completion with a non-zero status
  * fails the wait with that status. Every posted descriptor carries its index
  * in a table of outstanding transfers as user_data, so a timeout can say
@@ -60,7 +62,7 @@ struct tc_dev {
 	void *matrix;
 	size_t matrix_bytes;
 	uint32_t max_segs, max_batch;
-	uint32_t sge_send_flags; /* TORUS_SEND_SYNC, or 0 */
+	uint64_t sync_min; /* registered-memory sends of at least this many bytes are TORUS_SEND_SYNC */
 	struct torus_desc *descs; /* max_batch */
 	struct torus_cqe *cqes;	  /* cap */
 	struct tc_dev_out *out;	  /* outstanding transfers, indexed by user_data */
@@ -112,21 +114,36 @@ static void tc_dev_limits(struct tc_dev *dev, struct tc_tp *tp, const struct tor
 	/* an older module without registration: every call stages through the matrix */
 	if ((hs->features & TORUS_FEAT_MR) && (hs->ioctls & TC_DEV_MR_IOCTLS) == TC_DEV_MR_IOCTLS)
 		tp->max_reg_bytes = hs->max_mr_bytes;
-	if (hs->features & TORUS_FEAT_SEND_SYNC)
-		dev->sge_send_flags = TORUS_SEND_SYNC;
 }
 
-/* TC_DEV_SYNC: 1 (default) synchronous sends from registered memory, 0 FIFO-buffered ones. */
-static int tc_dev_sync_env(struct tc_dev *dev)
-{
-	const char *v = getenv("TC_DEV_SYNC");
+#define TC_DEV_SYNC_MIN_DEFAULT 0
 
-	if (!v || !strcmp(v, "1"))
-		return 0;
-	if (strcmp(v, "0"))
-		return tc_err(-EINVAL, "transport dev: TC_DEV_SYNC=%s: must be 0 or 1", v);
-	dev->sge_send_flags = 0;
+/*
+ * TC_DEV_SYNC_MIN: registered-memory sends of at least this many bytes are
+ * synchronous, "off" none (nor any without TORUS_FEAT_SEND_SYNC).
+ */
+static int tc_dev_sync_env(struct tc_dev *dev, const struct torus_handshake *hs)
+{
+	const char *v = getenv("TC_DEV_SYNC_MIN");
+	unsigned int u = TC_DEV_SYNC_MIN_DEFAULT;
+	int off = v && !strcmp(v, "off");
+
+	if (v && *v && !off && tc_parse_uint("TC_DEV_SYNC_MIN", v, &u))
+		return -EINVAL;
+	dev->sync_min = off || !(hs->features & TORUS_FEAT_SEND_SYNC) ? UINT64_MAX : u;
 	return 0;
+}
+
+/* The flags of a send or receive from registered memory. */
+static uint32_t tc_dev_sge_flags(const struct tc_dev *dev, const struct tc_xfer *xf)
+{
+	uint64_t len = 0;
+
+	if (xf->op != TC_XFER_SEND || dev->sync_min == UINT64_MAX)
+		return TORUS_DESC_SGE;
+	for (unsigned int k = 0; k < xf->nsegs; k++)
+		len += xf->sges[k].length;
+	return TORUS_DESC_SGE | (len >= dev->sync_min ? TORUS_SEND_SYNC : 0);
 }
 
 static int tc_dev_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
@@ -164,7 +181,7 @@ static int tc_dev_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 		goto err_close;
 	}
 	tc_dev_limits(dev, tp, &hs);
-	ret = tc_dev_sync_env(dev);
+	ret = tc_dev_sync_env(dev, &hs);
 	if (ret)
 		goto err_close;
 	if (ioctl(dev->fd, TORUS_IOC_NODE_QUERY, &q) < 0) {
@@ -267,7 +284,7 @@ static int tc_dev_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n
 			d->user_data = dev->nout + i;
 			d->segs = (uintptr_t)xf->segs;
 			if (xf->sges) {
-				d->flags = TORUS_DESC_SGE | (xf->op == TC_XFER_SEND ? dev->sge_send_flags : 0);
+				d->flags = tc_dev_sge_flags(dev, xf);
 				d->segs = (uintptr_t)xf->sges;
 			}
 			if (xf->op == TC_XFER_SEND) {
