@@ -147,6 +147,8 @@ FIXTURE_SETUP(mr)
 	ASSERT_LE(0, self->ctl);
 	tv_create_args(&c, 1, ring, 1, 0);
 	c.matrix_bytes = 1 << 20;
+	c.ts_ns = 1000;	/* a timing model, so completions carry times to compare */
+	c.tw_ps = 100;
 	ASSERT_EQ(0, tv_fabric_new(&self->f, self->ctl, &c));
 	self->pins0 = foll_pins();
 	self->vmpin0 = vmpin_kb(0);
@@ -587,6 +589,7 @@ TEST_F(mr, sync__early_send_waits_by_reference_and_is_copied_once_into_the_recei
 	EXPECT_EQ(big, e[0].bytes);
 	EXPECT_EQ(er.t_start_ns, e[0].t_start_ns);
 	EXPECT_EQ(er.t_end_ns, e[0].t_end_ns);
+	EXPECT_LT(e[0].t_start_ns, e[0].t_end_ns);
 	/* the buffered send behind it waited in the FIFO */
 	tv_recv_desc(&x[0], ARRIVAL, 6, &mr, 1, 4);
 	ASSERT_EQ(0, tv_post(self->f.fd[DST], x, 1, NULL));
