@@ -61,7 +61,7 @@ static const char usage_text[] =
 	"  -w, --warmup N      checked untimed iterations per size (default 1)\n"
 	"  -n, --iters N       timed iterations per size (default 10)\n"
 	"  -r, --rounds N      run the whole list of algorithms N times per size,\n"
-	"                      interleaved (each round starts one algorithm later);\n"
+	"                      interleaved (each round in its own shuffled order);\n"
 	"                      each (algorithm, size) reports its median round, and\n"
 	"                      the auto table how far its rounds spread (default 1)\n"
 	"      --ts-ns T       startup time of the prediction (default: the fabric's\n"
@@ -891,9 +891,36 @@ static int sweep_record(struct bench *b, const struct record *res, int nalgos, i
 }
 
 /*
+ * Round k of size s (-r): the algorithms in an order of their own, the same
+ * on every rank (a Fisher-Yates shuffle seeded by s and k), so neither a
+ * place in the round nor the algorithm run before is always the same one's.
+ */
+static void round_order(int s, int k, int nalgos, int *order)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(s * 1000 + k + 1);
+
+	for (int i = 0; i < nalgos; i++)
+		order[i] = i;
+	for (int i = nalgos - 1; i > 0; i--) {
+		int j, t;
+
+		x ^= x >> 30; /* splitmix64's mix of a counter */
+		x *= 0xbf58476d1ce4e5b9ull;
+		x ^= x >> 27;
+		x *= 0x94d049bb133111ebull;
+		x ^= x >> 31;
+		j = (int)(x % (uint64_t)(i + 1));
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+		x += 0x9e3779b97f4a7c15ull;
+	}
+}
+
+/*
  * Every point of the sweep. One round: each algorithm over every size in
  * turn. Several (-r): per size, the whole list of algorithms once a round,
- * each round starting one algorithm later, so a slow spell of the host
+ * each round in its own order (round_order()), so a slow spell of the host
  * falls on every algorithm alike rather than on the ones run during it.
  */
 static int sweep(struct bench *b, tc_comm_t *comm, int use_ms, int nalgos)
@@ -902,6 +929,7 @@ static int sweep(struct bench *b, tc_comm_t *comm, int use_ms, int nalgos)
 	const int R = o->rounds, has_algo = o->coll == C_ALLTOALL || o->coll == C_ALLGATHER;
 	size_t sizes[64];
 	int nsizes = sweep_sizes(o, sizes, 64), ret = 0, n = R == 1 ? nalgos * nsizes : nsizes * R * nalgos;
+	int order[MAX_ALGOS];
 	struct record *res = calloc((size_t)nalgos * nsizes * R, sizeof(*res));
 
 	if (!res) {
@@ -911,8 +939,13 @@ static int sweep(struct bench *b, tc_comm_t *comm, int use_ms, int nalgos)
 	for (int i = 0; i < n && !ret; i++) {
 		/* one round: algorithm major; several: size, round, algorithm */
 		int s = R == 1 ? i % nsizes : i / (R * nalgos), k = R == 1 ? 0 : i / nalgos % R;
-		int a = R == 1 ? i / nsizes : (i % nalgos + k) % nalgos;
-		struct record *r = &res[((size_t)a * nsizes + s) * R + k];
+		struct record *r;
+		int a;
+
+		if (R > 1 && i % nalgos == 0)
+			round_order(s, k, nalgos, order);
+		a = R == 1 ? i / nsizes : order[i % nalgos];
+		r = &res[((size_t)a * nsizes + s) * R + k];
 
 		ret = bench_point(b, comm, has_algo ? b->algos[a] : "-", sizes[s], use_ms, r);
 		r->rounds = !ret;
