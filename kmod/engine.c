@@ -179,21 +179,135 @@ void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct to
 	torus_kdesc_free(r);
 }
 
+/* One send between its claim and its completion (torus_engine_step()). */
+struct torus_xmit {
+	struct torus_kdesc *d;		/* the send */
+	struct torus_kdesc *r;		/* the receive posted for it, or NULL */
+	struct torus_fifo_msg *msg;	/* without one: the FIFO copy of its bytes */
+	struct torus_node *dst;
+	struct torus_port *rp;		/* the destination's arrival port */
+	u64 t0, t1;			/* the message's model times */
+	int status;
+};
+
+/*
+ * The faults on @d's route: -ENOLINK if a link is down, else 0; *@drop if
+ * a link is to drop it, *@delay the real latency the links add. Caller
+ * holds fab->lock.
+ */
+static int __torus_route_faults(struct torus_fabric *f, const struct torus_kdesc *d, bool *drop, u64 *delay)
+{
+	int status = 0;
+	u32 i;
+
+	for (i = 0; i < d->nhops; i++) {
+		struct torus_link *l = torus_link_of(f, d->route[i]);
+
+		if (l->fault_flags & TORUS_FAULT_DOWN)
+			status = -ENOLINK;
+		if ((l->fault_flags & TORUS_FAULT_DROP) && l->drop_count)
+			*drop = true;
+		if (l->fault_flags & TORUS_FAULT_DELAY)
+			*delay += l->delay_ns;
+	}
+	return status;
+}
+
+/*
+ * Complete @d unsent: failed with @status, or dropped (status 0), using up
+ * one drop of each dropping link on its route. Caller holds fab->lock.
+ */
+static void __torus_discard(struct torus_fabric *f, struct torus_kdesc *d, int status)
+{
+	u32 i;
+
+	for (i = 0; !status && i < d->nhops; i++) {
+		struct torus_link *l = torus_link_of(f, d->route[i]);
+
+		if ((l->fault_flags & TORUS_FAULT_DROP) && l->drop_count)
+			l->drop_count--;
+	}
+	__torus_unqueue_send(d);
+	__torus_complete(d, status, d->len, d->dst, d->tag, d->clock_ns, d->clock_ns);
+}
+
+/* Copy @x's send into its receive, or into a new FIFO message. Called without locks. */
+static void torus_xmit_copy(struct torus_xmit *x)
+{
+	struct torus_kdesc *d = x->d, *r = x->r;
+	struct torus_kseg flat = { .mr = NULL, .offset = 0, .length = d->len };
+	struct torus_fifo_msg *msg;
+
+	if (r) {
+		if (r->len != d->len)
+			x->status = -EMSGSIZE;
+		else
+			torus_copy_segs(r->mx->vaddr, r->segs, r->nsegs,
+					d->mx->vaddr, d->segs, d->nsegs, d->len);
+	} else {
+		msg = kvmalloc(struct_size(msg, data, d->len), GFP_KERNEL);
+		if (msg) {
+			msg->send = NULL;	/* the bytes are here: not by reference */
+			msg->tag = d->tag;
+			msg->t_start_ns = x->t0;
+			msg->t_end_ns = x->t1;
+			msg->src = d->node->id;
+			msg->len = d->len;
+			torus_copy_segs(msg->data, &flat, 1, d->mx->vaddr, d->segs, d->nsegs, d->len);
+		} else {
+			x->status = -ENOMEM;
+		}
+		x->msg = msg;
+	}
+	/* the copy is over: registrations go (unpinned, if deregistered) before completing */
+	torus_kdesc_drop_mrs(d);
+	if (r)
+		torus_kdesc_drop_mrs(r);
+}
+
+/*
+ * Complete @x's send, and its receive if one was posted; a FIFO copy joins
+ * the FIFO (*@queued) unless a receive posted meanwhile, which is returned
+ * for torus_fifo_deliver(). Caller holds fab->lock.
+ */
+static struct torus_kdesc *__torus_xmit_done(struct torus_fabric *f, struct torus_xmit *x, bool *queued)
+{
+	struct torus_kdesc *d = x->d, *late = NULL;
+	struct torus_port *rp = x->rp;
+
+	if (torus_one_port(f)) {
+		x->dst->rx_busy = false;
+		__torus_wake_waiters(&x->dst->rx_waiters);
+	}
+	if (x->r) {
+		__torus_complete(x->r, x->status, d->len, d->node->id, d->tag, x->t0, x->t1);
+	} else if (x->msg && !x->dst->active && x->dst->ever_opened) {
+		/* the destination closed during the copy: nobody will take it */
+		rp->fifo_used -= d->len;
+		__torus_wake_waiters(&rp->waiters);
+		x->status = -ECONNREFUSED;
+	} else if (x->msg) {
+		/* a receive posted during the copy did not see the message */
+		late = __torus_claim_recv(rp, d->tag);
+		if (!late)
+			list_add_tail(&x->msg->list, &rp->fifo);
+		*queued = !late;
+	} else {
+		rp->fifo_used -= d->len;
+		__torus_wake_waiters(&rp->waiters);
+	}
+	__torus_complete(d, x->status, d->len, d->dst, d->tag, x->t0, x->t1);
+	return late;
+}
+
 /* One send of @eng. Returns true after progress, false when idle or stalled. */
 static bool torus_engine_step(struct torus_engine *eng)
 {
-	struct torus_node *src = eng->node;
-	struct torus_fabric *f = src->fab;
-	struct torus_kdesc *d, *r, *late = NULL;
-	struct torus_fifo_msg *msg = NULL;
-	struct torus_kseg flat = { .mr = NULL };
-	struct torus_node *dst;
-	struct torus_port *rp;
-	struct torus_link *l;
-	u64 delay = 0, t0, t1;
-	bool drop = false, msg_parked = false;
-	int status = 0;
-	u32 i;
+	struct torus_fabric *f = eng->node->fab;
+	struct torus_xmit x = { };
+	struct torus_kdesc *d, *late;
+	bool drop = false, queued = false;
+	u64 delay = 0;
 
 	spin_lock(&f->lock);
 	d = list_first_entry_or_null(&eng->txq, struct torus_kdesc, list);
@@ -201,32 +315,19 @@ static bool torus_engine_step(struct torus_engine *eng)
 		spin_unlock(&f->lock);
 		return false;
 	}
-	dst = &f->node[d->dst];
-	rp = &dst->ports[d->arrival];
-	for (i = 0; i < d->nhops; i++) {
-		l = torus_link_of(f, d->route[i]);
-		if (l->fault_flags & TORUS_FAULT_DOWN)
-			status = -ENOLINK;
-		if ((l->fault_flags & TORUS_FAULT_DROP) && l->drop_count)
-			drop = true;
-		if (l->fault_flags & TORUS_FAULT_DELAY)
-			delay += l->delay_ns;
-	}
+	x.d = d;
+	x.dst = &f->node[d->dst];
+	x.rp = &x.dst->ports[d->arrival];
+	x.status = __torus_route_faults(f, d, &drop, &delay);
 	/*
 	 * Nobody has the destination open, and a process had it open before:
 	 * its session is over, so the message must not wait for the next
 	 * opener. A node never opened yet (processes still starting) buffers.
 	 */
-	if (!status && !dst->active && dst->ever_opened)
-		status = -ECONNREFUSED;
-	if (status || drop) {
-		for (i = 0; drop && !status && i < d->nhops; i++) {
-			l = torus_link_of(f, d->route[i]);
-			if ((l->fault_flags & TORUS_FAULT_DROP) && l->drop_count)
-				l->drop_count--;
-		}
-		__torus_unqueue_send(d);
-		__torus_complete(d, status, d->len, d->dst, d->tag, d->clock_ns, d->clock_ns);
+	if (!x.status && !x.dst->active && x.dst->ever_opened)
+		x.status = -ECONNREFUSED;
+	if (x.status || drop) {
+		__torus_discard(f, d, x.status);
 		spin_unlock(&f->lock);
 		torus_kdesc_free(d);
 		return true;
@@ -238,94 +339,48 @@ static bool torus_engine_step(struct torus_engine *eng)
 		mod_delayed_work(f->wq, &eng->dwork, max(nsecs_to_jiffies(delay), 1UL));
 		return false;
 	}
-	if (torus_one_port(f) && dst->rx_busy) {
-		list_move_tail(&eng->wait_entry, &dst->rx_waiters);
+	if (torus_one_port(f) && x.dst->rx_busy) {
+		list_move_tail(&eng->wait_entry, &x.dst->rx_waiters);
 		spin_unlock(&f->lock);
 		return false;
 	}
-	r = __torus_claim_recv(rp, d->tag);
-	if (!r && d->park) {
-		__torus_park(f, d, rp, d->delayed ? delay : 0);
+	x.r = __torus_claim_recv(x.rp, d->tag);
+	if (!x.r && d->park) {
+		__torus_park(f, d, x.rp, d->delayed ? delay : 0);
 		spin_unlock(&f->lock);
 		return true;
 	}
-	if (!r) {
-		if (rp->fifo_used + d->len > f->fifo_bytes) {
+	if (!x.r) {
+		if (x.rp->fifo_used + d->len > f->fifo_bytes) {
 			if (!d->stalled) {
 				d->stalled = true;
 				torus_link_of(f, d->route[0])->cnt.stalls++;
 			}
-			list_move_tail(&eng->wait_entry, &rp->waiters);
+			list_move_tail(&eng->wait_entry, &x.rp->waiters);
 			spin_unlock(&f->lock);
 			return false;
 		}
-		rp->fifo_used += d->len;
+		x.rp->fifo_used += d->len;
 	}
 	__torus_unqueue_send(d);
-	__torus_charge(f, d, dst, d->delayed ? delay : 0, &t0, &t1);
-	trace_torus_start(f->id, src->id, d->port, d->op, d->dst, d->tag, d->len);
+	__torus_charge(f, d, x.dst, d->delayed ? delay : 0, &x.t0, &x.t1);
+	trace_torus_start(f->id, d->node->id, d->port, d->op, d->dst, d->tag, d->len);
 	if (torus_one_port(f))
-		dst->rx_busy = true;
+		x.dst->rx_busy = true;
 	spin_unlock(&f->lock);
 
-	if (r) {
-		if (r->len != d->len)
-			status = -EMSGSIZE;
-		else
-			torus_copy_segs(r->mx->vaddr, r->segs, r->nsegs,
-					d->mx->vaddr, d->segs, d->nsegs, d->len);
-	} else {
-		msg = kvmalloc(struct_size(msg, data, d->len), GFP_KERNEL);
-		if (msg) {
-			msg->send = NULL;	/* the bytes are here: not by reference */
-			msg->tag = d->tag;
-			msg->t_start_ns = t0;
-			msg->t_end_ns = t1;
-			msg->src = src->id;
-			msg->len = d->len;
-			flat.offset = 0;
-			flat.length = d->len;
-			torus_copy_segs(msg->data, &flat, 1, d->mx->vaddr, d->segs, d->nsegs, d->len);
-		} else {
-			status = -ENOMEM;
-		}
-	}
-	/* the copy is over: registrations go (unpinned, if deregistered) before completing */
-	torus_kdesc_drop_mrs(d);
-	if (r)
-		torus_kdesc_drop_mrs(r);
+	torus_xmit_copy(&x);
 
 	spin_lock(&f->lock);
-	if (torus_one_port(f)) {
-		dst->rx_busy = false;
-		__torus_wake_waiters(&dst->rx_waiters);
-	}
-	if (r) {
-		__torus_complete(r, status, d->len, src->id, d->tag, t0, t1);
-	} else if (msg && !dst->active && dst->ever_opened) {
-		/* the destination closed during the copy: nobody will take it */
-		rp->fifo_used -= d->len;
-		__torus_wake_waiters(&rp->waiters);
-		status = -ECONNREFUSED;
-	} else if (msg) {
-		/* a receive posted during the copy did not see the message */
-		late = __torus_claim_recv(rp, d->tag);
-		if (!late)
-			list_add_tail(&msg->list, &rp->fifo);
-		msg_parked = !late;
-	} else {
-		rp->fifo_used -= d->len;
-		__torus_wake_waiters(&rp->waiters);
-	}
-	__torus_complete(d, status, d->len, d->dst, d->tag, t0, t1);
+	late = __torus_xmit_done(f, &x, &queued);
 	spin_unlock(&f->lock);
 
 	if (late)
-		torus_fifo_deliver(f, rp, msg, late);
-	else if (msg && !msg_parked)
-		kvfree(msg);
-	if (r)
-		torus_kdesc_free(r);
+		torus_fifo_deliver(f, x.rp, x.msg, late);
+	else if (!queued)
+		kvfree(x.msg);
+	if (x.r)
+		torus_kdesc_free(x.r);
 	torus_kdesc_free(d);
 	return true;
 }

@@ -13,6 +13,7 @@
  * engines take descriptors off these queues with the helpers below, and a
  * node's last close empties them.
  */
+#include <linux/err.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -268,28 +269,24 @@ static int torus_segs_from_user(struct torus_file *tf, struct torus_kdesc *d,
 	return 0;
 }
 
-/* Validate, copy and queue one descriptor; @kick collects engines to start. */
-static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u32 *kick)
+/*
+ * A kernel descriptor for checked @ud: its segments resolved, a send's route
+ * and (sync) FIFO entry set. ERR_PTR on error, with nothing held.
+ */
+static struct torus_kdesc *torus_kdesc_build(struct torus_file *tf, const struct torus_desc *ud)
 {
 	struct torus_node *n = tf->node;
 	struct torus_fabric *f = n->fab;
-	struct torus_fifo_msg *msg = NULL;
 	struct torus_kdesc *d;
-	struct torus_port *rp;
 	bool send = ud->op == TORUS_OP_SEND;
 	u32 maxh = 0;
-	size_t sz;
 	int ret;
 
-	ret = torus_desc_check(n, ud);
-	if (ret)
-		return ret;
 	if (send)
 		maxh = torus_route_max_hops(f, ud->flags & TORUS_SEND_ROUTE);
-	sz = struct_size(d, segs, ud->nsegs) + maxh * sizeof(u32);
-	d = kmalloc(sz, GFP_KERNEL);
+	d = kmalloc(struct_size(d, segs, ud->nsegs) + maxh * sizeof(u32), GFP_KERNEL);
 	if (!d)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	/* the error paths below free @d with torus_kdesc_free(): no holds yet */
 	d->mx = NULL;
 	d->nsegs = 0;
@@ -311,30 +308,54 @@ static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u3
 	d->stalled = false;
 	d->delayed = false;
 	d->route = (u32 *)&d->segs[ud->nsegs];
-	if (send) {
-		d->dst = ud->dst_node;
-		ret = torus_route(f, n->id, d->dst, ud->flags & TORUS_SEND_ROUTE ? ud->hops : NULL,
-				  d->route, &d->nhops, &d->arrival);
-		if (ret)
-			goto err_free_desc;
-		d->port = d->route[0] % TORUS_MAX_PORTS;
-		if (ud->port != TORUS_PORT_AUTO && ud->port != d->port) {
-			ret = -EINVAL;
-			goto err_free_desc;
-		}
-		/* its FIFO entry if it arrives first: allocated here, not under the lock */
-		if (d->flags & TORUS_SEND_SYNC) {
-			d->park = kzalloc(sizeof(*d->park), GFP_KERNEL);
-			if (!d->park) {
-				ret = -ENOMEM;
-				goto err_free_desc;
-			}
-		}
-	} else {
+	if (!send) {
 		d->dst = n->id;
 		d->arrival = ud->port;
 		d->port = ud->port;
+		return d;
 	}
+	d->dst = ud->dst_node;
+	ret = torus_route(f, n->id, d->dst, ud->flags & TORUS_SEND_ROUTE ? ud->hops : NULL,
+			  d->route, &d->nhops, &d->arrival);
+	if (ret)
+		goto err_free_desc;
+	d->port = d->route[0] % TORUS_MAX_PORTS;
+	if (ud->port != TORUS_PORT_AUTO && ud->port != d->port) {
+		ret = -EINVAL;
+		goto err_free_desc;
+	}
+	/* its FIFO entry if it arrives first: allocated here, not under the lock */
+	if (d->flags & TORUS_SEND_SYNC) {
+		d->park = kzalloc(sizeof(*d->park), GFP_KERNEL);
+		if (!d->park) {
+			ret = -ENOMEM;
+			goto err_free_desc;
+		}
+	}
+	return d;
+
+err_free_desc:
+	torus_kdesc_free(d);
+	return ERR_PTR(ret);
+}
+
+/* Validate, copy and queue one descriptor; @kick collects engines to start. */
+static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u32 *kick)
+{
+	struct torus_node *n = tf->node;
+	struct torus_fabric *f = n->fab;
+	struct torus_fifo_msg *msg = NULL;
+	struct torus_kdesc *d;
+	struct torus_port *rp;
+	bool send = ud->op == TORUS_OP_SEND;
+	int ret;
+
+	ret = torus_desc_check(n, ud);
+	if (ret)
+		return ret;
+	d = torus_kdesc_build(tf, ud);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
 	ret = torus_cq_reserve(n);
 	if (ret)
 		goto err_free_desc;
