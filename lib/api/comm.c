@@ -25,7 +25,6 @@ static const char *const tc_coll_env[2] = {
 _Static_assert((int)TC_ALLTOALL == (int)TC_COLL_ALLTOALL && (int)TC_ALLGATHER == (int)TC_COLL_ALLGATHER,
 	       "enum tc_coll_id and enum tc_coll differ");
 
-
 /*
  * TC_ZCOPY_MIN: the smallest block (bytes per peer) that runs zero copy;
  * "off" never. The default is the crossover measured on the device (README,
