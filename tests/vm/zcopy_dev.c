@@ -21,7 +21,11 @@
  *   - stale pinning: a buffer unmapped and mapped again at the same address
  *     with other content, a buffer whose pages were dropped
  *     (MADV_DONTNEED) and written again, and a malloc'd buffer freed and
- *     allocated again between calls: every call must move the new content.
+ *     allocated again between calls: every call must move the new content;
+ *   - TC_DEV_SYNC_MIN: the same kinds of call again with every send buffered
+ *     ("off": an early message is copied into the receive FIFO and out) and
+ *     with sends below 16 KiB buffered, the rest synchronous; a value that
+ *     is not a number fails tc_comm_create with EINVAL, naming it.
  * Without /dev/torus-ctl it skips (exit 4).
  */
 #include <errno.h>
@@ -38,9 +42,13 @@
 
 #define NODE_TIMEOUT_MS 60000 /* TCG guests are slow */
 #define MAXP 16
-#define MAXCASE 40
+#define MAXCASE 48
 
 static __u32 fab_id;
+/* Set before each cf_run(), inherited by the node processes: where their
+ * cases start in struct res, and what their names start with. */
+static int case0;
+static const char *case_prefix = "";
 
 struct res {
 	int ncase;
@@ -90,7 +98,7 @@ static void record(struct node *n, const char *name, enum tc_coll_id coll, int w
 	if (c >= MAXCASE)
 		return;
 	if (n->me == 0) {
-		snprintf(R->name[c], sizeof(R->name[c]), "%s", name);
+		snprintf(R->name[c], sizeof(R->name[c]), "%s%s", case_prefix, name);
 		R->want_zc[c] = want_zc;
 		R->ncase = n->c;
 	}
@@ -99,8 +107,9 @@ static void record(struct node *n, const char *name, enum tc_coll_id coll, int w
 	R->zc[c][n->me] = -1;
 	if ((int)coll >= 0 && !tc_coll_last(n->comm, coll, &info))
 		R->zc[c][n->me] = info.zero_copy;
-	R->canary[c][n->me] = canary ? canary_check(n) : -1;
-	canary_fill(n);
+	R->canary[c][n->me] = canary && n->matrix ? canary_check(n) : -1;
+	if (n->matrix)
+		canary_fill(n);
 }
 
 static void do_alltoall(struct node *n, const char *algo, size_t m, size_t align, int canary, int want_zc)
@@ -301,9 +310,23 @@ static void do_realloc(struct node *n, size_t m)
 	free(r2);
 }
 
+/* The cases again under a TC_DEV_SYNC_MIN setting (no canary: this run maps no matrix, n.matrix NULL). */
+static int node_sync(tc_comm_t *comm, void *arg)
+{
+	struct node n = { .comm = comm, .R = arg, .me = tc_comm_rank(comm), .P = tc_comm_size(comm), .c = case0 };
+
+	do_alltoall(&n, "direct", 65536, 0, 0, 1);
+	do_alltoall(&n, "direct", 4099, 3, 0, 1);
+	do_alltoall(&n, "at2", 8192, 5, 0, 1);
+	do_allgather(&n, "bruck", 65536, 0, 0, 1);
+	do_allgather(&n, "ring", 4099, 3, 0, 1);
+	do_alltoallv(&n);
+	return 0;
+}
+
 static int node_main(tc_comm_t *comm, void *arg)
 {
-	struct node n = { .comm = comm, .R = arg, .me = tc_comm_rank(comm), .P = tc_comm_size(comm) };
+	struct node n = { .comm = comm, .R = arg, .me = tc_comm_rank(comm), .P = tc_comm_size(comm), .c = case0 };
 	struct torus_node_query q = { .size = sizeof(q) };
 	char path[96];
 	int fd;
@@ -372,6 +395,22 @@ static void report(const struct res *R, int P)
 	}
 }
 
+/* A TC_DEV_SYNC_MIN that is neither a number nor "off" fails tc_comm_create. */
+static void sync_env_invalid(void)
+{
+	struct tc_comm_attr attr = { .size = sizeof(attr), .transport = TC_TRANSPORT_DEV, .fabric_id = fab_id };
+	tc_comm_t *comm = NULL;
+	int ret;
+
+	setenv("TC_DEV_SYNC_MIN", "16k", 1);
+	ret = tc_comm_create(&attr, &comm);
+	tap_ok(ret == -EINVAL && strstr(tc_last_error(), "TC_DEV_SYNC_MIN=16k"),
+	       "TC_DEV_SYNC_MIN=16k: tc_comm_create fails with EINVAL (%s), naming it: %s", strerror(-ret),
+	       tc_last_error());
+	if (!ret)
+		tc_comm_destroy(comm);
+}
+
 int main(void)
 {
 	static const struct cf_fabric f = { "4x4 torus", 2, 0x3, 0, { 4, 4 } };
@@ -393,6 +432,19 @@ int main(void)
 	failed = cf_run(fab_id, MAXP, NODE_TIMEOUT_MS, node_main, R, &wall);
 	tap_ok(!failed, "%s: %d node processes ran and exited 0 (%d failed)", f.label, MAXP, failed);
 	tap_ok(R->ncase > 20, "%s: %d cases ran", f.label, R->ncase);
+	for (int i = 0; i < 2; i++) {
+		const char *v = i ? "16384" : "off";
+		int before = R->ncase;
+
+		setenv("TC_DEV_SYNC_MIN", v, 1);
+		case0 = R->ncase;
+		case_prefix = i ? "TC_DEV_SYNC_MIN=16384: " : "TC_DEV_SYNC_MIN=off: ";
+		failed = cf_run(fab_id, MAXP, NODE_TIMEOUT_MS, node_sync, R, &wall);
+		tap_ok(!failed && R->ncase == before + 6, "TC_DEV_SYNC_MIN=%s: %d node processes exited 0 (%d failed), %d cases ran",
+		       v, MAXP, failed, R->ncase - before);
+	}
+	sync_env_invalid();
+	unsetenv("TC_DEV_SYNC_MIN");
 	report(R, MAXP);
 	tap_diag("%s: fork to last exit %.0f ms", f.label, wall);
 	ret = cf_destroy(ctl, fab_id);
