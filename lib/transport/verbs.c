@@ -28,8 +28,9 @@
  *
  * Data, two protocols chosen by the message's length (both sides know it:
  * a receive names the same length as its send):
- *  - eager, up to TC_VERBS_EAGER bytes (default and most: 984, what fits a
- *    1 KiB receive slot after the 40-byte header): the sender SENDs header
+ *  - eager, up to TC_VERBS_EAGER bytes (tc_vb_eager_env: by default 8152,
+ *    an 8 KiB receive slot after the 40-byte header, down to 984 in 1 KiB
+ *    slots as the job grows): the sender SENDs header
  *    (tag, length) and data, gathered straight from its registered buffer,
  *    into one of the receive slots the peer keeps posted for it; the
  *    receiver copies the data to where its receive points. One that arrives
@@ -44,9 +45,14 @@
  * Measured in a TCG guest, 16 ranks on rxe0, 10 calls each, two runs each
  * way: rendezvous alone (TC_VERBS_EAGER=0) took 166-167 ms for a 64-byte
  * direct alltoall and 151-253 ms for at2; eager 71-103 ms and 79-135 ms: the
- * RTR's extra one-way trip dominates small messages, so they go eager. A
- * higher limit would need bigger slots for every peer (68 per peer) and
- * adds a copy per byte, which is what the rendezvous avoids.
+ * RTR's extra one-way trip dominates small messages, so they go eager.
+ * How far: the same guest, 256 B-4 KiB, five rounds each, two runs each
+ * way: with the limit at 984 the direct alltoall took 30.1 and 43.6 ms at
+ * 1 KiB and 35.6 and 40.9 at 4 KiB (its 15 messages of a step all
+ * rendezvous), with 8000 23.6 and 19.3, 21.3 and 19.0; at2-1p at 256 B
+ * (its combined messages 1-2 KiB) 18.8 and 20.9 against 15.6 and 11.8.
+ * The price is a copy per byte on arrival and slot memory: 68 slots per
+ * peer, so the default limit shrinks with the job (16 MiB of slots a rank).
  * The executor packs multi-segment messages (max_segs = 1), so a message is
  * one contiguous span of the buffer either way.
  *
@@ -97,7 +103,8 @@
 #define TC_VB_EXTRA 4	  /* more receives, for credit messages */
 #define TC_VB_RQ (TC_VB_CREDITS + TC_VB_EXTRA)
 #define TC_VB_SQ (TC_VB_CREDITS + TC_VB_EXTRA + 8)
-#define TC_VB_SLOT 1024	  /* bytes per receive slot: a control message or an eager one */
+#define TC_VB_SLOT_MIN 1024 /* bytes per receive slot at least: a control message or an eager one */
+#define TC_VB_SLOT_MAX 16384
 #define TC_VB_TXH 64	  /* bytes per eager-send header in the send ring */
 #define TC_VB_SPIN_NS 20000 /* busy-poll this long before blocking */
 #define TC_VB_RESOLVE_MS 2000
@@ -128,9 +135,12 @@ struct tc_vb_msg {
 	uint32_t __pad2;
 };
 _Static_assert(sizeof(struct tc_vb_msg) <= TC_VB_TXH, "control message larger than its slot");
-/* The largest eager message: what fits in a receive slot after its header. */
-#define TC_VB_EAGER_MAX (TC_VB_SLOT - sizeof(struct tc_vb_msg))
-#define TC_VB_EAGER_DEFAULT TC_VB_EAGER_MAX
+/* The largest eager limit: what fits the largest receive slot after its header. */
+#define TC_VB_EAGER_MAX (TC_VB_SLOT_MAX - sizeof(struct tc_vb_msg))
+#define TC_VB_EAGER_MIN (TC_VB_SLOT_MIN - sizeof(struct tc_vb_msg))
+/* The default's ceiling (a 4 KiB block's direct message goes eager) and budget. */
+#define TC_VB_EAGER_CAP (8192 - sizeof(struct tc_vb_msg))
+#define TC_VB_SLOT_BUDGET (16u << 20)
 
 /* What each rank publishes about itself for one communicator. */
 struct tc_vb_card {
@@ -218,6 +228,7 @@ struct tc_vb {
 	char *slots; /* P * TC_VB_RQ receive slots, then P * TC_VB_SQ eager-send headers */
 	struct ibv_mr *slots_mr;
 	uint32_t eager; /* messages up to this many bytes go eager (0: none) */
+	uint32_t slot;	/* bytes per receive slot: the header and eager bytes, 64-aligned */
 	struct tc_vb_peer *peers;
 	struct tc_boot boot;
 	int size, rank;
@@ -417,8 +428,8 @@ static void tc_vb_drained(struct tc_vb *vb, int rank)
 static int tc_vb_post_recv_slot(struct tc_vb *vb, int rank, uint32_t slot)
 {
 	struct tc_vb_peer *pe = &vb->peers[rank];
-	char *addr = vb->slots + ((size_t)rank * TC_VB_RQ + slot) * TC_VB_SLOT;
-	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = TC_VB_SLOT, .lkey = vb->slots_mr->lkey };
+	char *addr = vb->slots + ((size_t)rank * TC_VB_RQ + slot) * vb->slot;
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = vb->slot, .lkey = vb->slots_mr->lkey };
 	struct ibv_recv_wr wr = {
 		.wr_id = (uint64_t)TC_VB_WR_RECV << 56 | (uint64_t)rank << 32 | slot,
 		.sg_list = &sge,
@@ -546,7 +557,7 @@ static int tc_vb_issue(struct tc_vb *vb, int rank, const struct tc_vb_op *op)
 			pe->owed += m.credits;
 	} else if (op->kind == TC_VB_OP_EAGER) {
 		/* header from the send ring (free: at most TC_VB_SQ - 1 sends are outstanding, in order) */
-		struct tc_vb_msg *h = (struct tc_vb_msg *)(vb->slots + (size_t)vb->size * TC_VB_RQ * TC_VB_SLOT +
+		struct tc_vb_msg *h = (struct tc_vb_msg *)(vb->slots + (size_t)vb->size * TC_VB_RQ * vb->slot +
 							    ((size_t)rank * TC_VB_SQ + pe->tx_next % TC_VB_SQ) * TC_VB_TXH);
 		struct ibv_sge sge[2] = {
 			{ .addr = (uintptr_t)h, .length = sizeof(*h), .lkey = vb->slots_mr->lkey },
@@ -834,7 +845,7 @@ static void tc_vb_eager_deliver(struct tc_vb *vb, uint32_t rec, const char *slot
 static int tc_vb_on_ctrl(struct tc_vb *vb, int rank, uint32_t idx, uint32_t byte_len)
 {
 	struct tc_vb_peer *pe = &vb->peers[rank];
-	const char *slot = vb->slots + ((size_t)rank * TC_VB_RQ + idx) * TC_VB_SLOT;
+	const char *slot = vb->slots + ((size_t)rank * TC_VB_RQ + idx) * vb->slot;
 	struct tc_vb_msg mm, *m = &mm;
 	struct tc_vb_rtr t;
 	uint32_t i;
@@ -842,7 +853,7 @@ static int tc_vb_on_ctrl(struct tc_vb *vb, int rank, uint32_t idx, uint32_t byte
 	memcpy(m, slot, sizeof(*m));
 	pe->credits += m->credits;
 	if (m->type == TC_VB_MSG_EAGER) {
-		if (byte_len != sizeof(*m) + m->len || m->len > TC_VB_EAGER_MAX) {
+		if (byte_len != sizeof(*m) + m->len || m->len > vb->eager) {
 			tc_vb_peer_down(vb, rank, -EPROTO, "it sent a malformed eager message");
 			return 0;
 		}
@@ -942,7 +953,7 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 				vb->ndone++;
 			}
 		} else {
-			memcpy(&m, vb->slots + ((size_t)rank * TC_VB_RQ + idx) * TC_VB_SLOT, sizeof(m));
+			memcpy(&m, vb->slots + ((size_t)rank * TC_VB_RQ + idx) * vb->slot, sizeof(m));
 			counted = m.type != TC_VB_MSG_CREDIT && m.type != TC_VB_MSG_BYE; /* those spend no credit */
 			if (tc_vb_on_ctrl(vb, rank, idx, wc->byte_len))
 				break; /* held until its receive is posted */
@@ -1026,7 +1037,7 @@ static void tc_vb_free(struct tc_vb *vb)
 
 static size_t tc_vb_slots_bytes(const struct tc_vb *vb)
 {
-	return (size_t)vb->size * (TC_VB_RQ * TC_VB_SLOT + TC_VB_SQ * TC_VB_TXH);
+	return (size_t)vb->size * (TC_VB_RQ * vb->slot + TC_VB_SQ * TC_VB_TXH);
 }
 
 /* The local half of open: device, listener, PD, CQ. Fills the card. */
@@ -1088,21 +1099,31 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 
 static int tc_vb_probe(struct tc_tp *tp);
 
-/* The eager limit: TC_VERBS_EAGER, else the default. */
-static int tc_vb_eager_env(uint32_t *eager)
+/*
+ * The eager limit: TC_VERBS_EAGER, else the largest that keeps this rank's
+ * receive slots (TC_VB_RQ per peer) within TC_VB_SLOT_BUDGET, between 984
+ * bytes (a 1 KiB slot) and TC_VB_EAGER_CAP; and the slot it needs. Every
+ * rank computes the same from the job size.
+ */
+static int tc_vb_eager_env(struct tc_vb *vb)
 {
 	const char *env = getenv("TC_VERBS_EAGER");
-	unsigned long v;
+	size_t v = TC_VB_SLOT_BUDGET / ((size_t)TC_VB_RQ * (vb->size > 1 ? vb->size - 1 : 1));
 	char *end;
 
-	*eager = TC_VB_EAGER_DEFAULT;
-	if (!env || !*env)
-		return 0;
-	v = strtoul(env, &end, 10);
-	if (*end || env[0] == '-' || v > TC_VB_EAGER_MAX)
-		return tc_err(-EINVAL, "TC_VERBS_EAGER=%s: bytes up to %zu (0: every message by RDMA write)", env,
-			      TC_VB_EAGER_MAX);
-	*eager = v;
+	v = v > TC_VB_SLOT_MIN ? (v & ~(size_t)63) - sizeof(struct tc_vb_msg) : TC_VB_EAGER_MIN;
+	if (v > TC_VB_EAGER_CAP)
+		v = TC_VB_EAGER_CAP;
+	if (env && *env) {
+		v = strtoul(env, &end, 10);
+		if (*end || env[0] == '-' || v > TC_VB_EAGER_MAX)
+			return tc_err(-EINVAL, "TC_VERBS_EAGER=%s: bytes up to %zu (0: every message by RDMA write)",
+				      env, TC_VB_EAGER_MAX);
+	}
+	vb->eager = v;
+	vb->slot = (sizeof(struct tc_vb_msg) + v + 63) & ~(size_t)63;
+	if (vb->slot < TC_VB_SLOT_MIN)
+		vb->slot = TC_VB_SLOT_MIN;
 	return 0;
 }
 
@@ -1154,12 +1175,6 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	vb = calloc(1, sizeof(*vb));
 	if (!vb)
 		return tc_err(-ENOMEM, "transport verbs: out of memory");
-	ret = tc_vb_eager_env(&vb->eager);
-	if (ret) {
-		free(vb);
-		return ret;
-	}
-
 	/* who we are */
 	ret = tc_boot_open(&vb->boot, attr);
 	if (ret)
@@ -1168,6 +1183,8 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	vb->size = vb->boot.size;
 	vb->seq = vb->boot.seq;
 	ret = tc_vb_shape(&tp->shape, dims, vb->size);
+	if (!ret)
+		ret = tc_vb_eager_env(vb);
 	if (ret)
 		goto err_free;
 	vb->peers = calloc(vb->size, sizeof(*vb->peers));
@@ -1319,7 +1336,7 @@ static void tc_vb_recv_eager(struct tc_vb *vb, uint32_t ri, int peer, uint64_t t
 	u = pe->unexp[k];
 	memmove(&pe->unexp[k], &pe->unexp[k + 1], (pe->nunexp - k - 1) * sizeof(*pe->unexp));
 	pe->nunexp--;
-	tc_vb_eager_deliver(vb, ri, vb->slots + ((size_t)peer * TC_VB_RQ + u.slot) * TC_VB_SLOT, u.len);
+	tc_vb_eager_deliver(vb, ri, vb->slots + ((size_t)peer * TC_VB_RQ + u.slot) * vb->slot, u.len);
 	if (pe->state == TC_VB_FAILED || pe->state == TC_VB_DRAINING)
 		return;
 	if (tc_vb_post_recv_slot(vb, peer, u.slot))
@@ -1556,7 +1573,7 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * on stderr.
  */
 #define TC_VB_PROBE_SMALL 64
-#define TC_VB_PROBE_MID 4096
+#define TC_VB_PROBE_MID 4096 /* at least; above the eager limit (tc_vb_probe_mid) */
 #define TC_VB_PROBE_LARGE 65536
 #define TC_VB_PROBE_BIG 1048576
 #define TC_VB_PROBE_BURST 8
@@ -1659,11 +1676,21 @@ static double tc_vb_median(const double *v, int n, int which, double *tmp)
 	return m ? tc_median(tmp, m) : -1;
 }
 
+/* The rendezvous size of the chain: the least power of two above the eager limit, at least MID. */
+static size_t tc_vb_probe_mid(const struct tc_vb *vb)
+{
+	size_t mid = TC_VB_PROBE_MID;
+
+	while (mid <= vb->eager)
+		mid *= 2;
+	return mid;
+}
+
 /* This rank's step times among the first q ranks, k the burst: c_s, c_m, c_l, b_k, c_b. */
 static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
 {
 	const int R = TC_VB_PROBE_ROUNDS;
-	const size_t len[3] = { TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE };
+	const size_t len[3] = { TC_VB_PROBE_SMALL, tc_vb_probe_mid(to_vb(tp)), TC_VB_PROBE_LARGE };
 	double w;
 	void *base;
 	int ret;
@@ -1683,15 +1710,15 @@ static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
 	return ret;
 }
 
-static void tc_vb_probe_print(const struct tc_cost_params *p, const double *v, int q, int k)
+static void tc_vb_probe_print(const struct tc_cost_params *p, const double *v, size_t mid, int q, int k)
 {
 	fprintf(stderr,
 		"libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B, rdv %.6g us above %zu B, "
 		"tw %.6g us/B beyond %zu B of a message (medians over %d ranks: a step of the chain "
-		"%.6g / %.6g / %.6g / %.6g us at %d / %d / %d / %d B, a step of %d messages %.6g us)\n",
+		"%.6g / %.6g / %.6g / %.6g us at %d / %zu / %d / %d B, a step of %d messages %.6g us)\n",
 		p->ts_us, p->lat_us, p->tw_us_per_byte, p->rdv_us, p->eager_bytes,
 		p->big_bytes ? p->tw_big_us_per_byte : p->tw_us_per_byte, p->big_bytes, q, v[0], v[1], v[2], v[4],
-		TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE, TC_VB_PROBE_BIG, k, v[3]);
+		TC_VB_PROBE_SMALL, mid, TC_VB_PROBE_LARGE, TC_VB_PROBE_BIG, k, v[3]);
 }
 
 static int tc_vb_probe(struct tc_tp *tp)
@@ -1727,12 +1754,12 @@ static int tc_vb_probe(struct tc_tp *tp)
 	for (int i = 0; i < TC_VB_PROBE_NFIG && !ret; i++)
 		v[i] = tc_vb_median(all, vb->size, i, all + TC_VB_PROBE_NFIG * vb->size);
 	if (!ret && v[0] >= 0) {
-		const size_t len[3] = { TC_VB_PROBE_SMALL, TC_VB_PROBE_MID, TC_VB_PROBE_LARGE };
+		const size_t len[3] = { TC_VB_PROBE_SMALL, tc_vb_probe_mid(vb), TC_VB_PROBE_LARGE };
 
 		tc_cost_fit_direct(v, len, v[3], k, &tp->cost);
 		tc_cost_fit_big(v[4], TC_VB_PROBE_BIG, v[2], TC_VB_PROBE_LARGE, &tp->cost);
 		if (env && !strcmp(env, "print") && vb->rank == 0)
-			tc_vb_probe_print(&tp->cost, v, q, k);
+			tc_vb_probe_print(&tp->cost, v, len[1], q, k);
 	}
 	free(all);
 	return ret;
