@@ -29,6 +29,7 @@
 #define PROG "torus-bench"
 #include "tool.h"
 #define MAX_ALGOS 32
+#define MAX_ROUNDS 99
 
 static const char usage_text[] =
 	"usage: torus-bench [options]\n"
@@ -63,7 +64,10 @@ static const char usage_text[] =
 	"  -r, --rounds N      run the whole list of algorithms N times per size,\n"
 	"                      interleaved (each round in its own shuffled order);\n"
 	"                      each (algorithm, size) reports its median round, and\n"
-	"                      the auto table how far its rounds spread (default 1)\n"
+	"                      the auto table how far its rounds spread and, paired,\n"
+	"                      the median over rounds of auto's time over each\n"
+	"                      algorithm's in the same round, the largest (default 1;\n"
+	"                      at most 99)\n"
 	"      --ts-ns T       startup time of the prediction (default: the fabric's\n"
 	"                      on dev, else the module default 1000)\n"
 	"      --tw-ps T       time per byte of the prediction, ps (default: the\n"
@@ -131,6 +135,7 @@ struct record {
 	long long errors;
 	int rounds;		     /* rounds this record's median is over (-r) */
 	double round_min, round_max; /* the least and the largest round's time compared */
+	double round_t[MAX_ROUNDS];  /* -r: each round's time compared, in round order; -1: not run */
 };
 
 struct bench {
@@ -880,6 +885,8 @@ static int sweep_record(struct bench *b, const struct record *res, int nalgos, i
 		if (!n)
 			continue;
 		r = *by[(n - 1) / 2];
+		for (int k = 0; k < R; k++)
+			r.round_t[k] = p[k].rounds ? measured(&p[k]) : -1;
 		r.rounds = n;
 		r.round_min = measured(by[0]);
 		r.round_max = measured(by[n - 1]);
@@ -1106,6 +1113,12 @@ static void print_json(const struct bench *b, const char *transport)
 			json_num(stdout, r->round_min);
 			printf(", \"round_max_us\": ");
 			json_num(stdout, r->round_max);
+			printf(", \"round_us\": [");
+			for (int k = 0; k < b->o.rounds; k++) {
+				printf(k ? ", " : "");
+				json_num(stdout, r->round_t[k]);
+			}
+			printf("]");
 		}
 		printf(", \"errors\": %lld}", r->errors);
 	}
@@ -1150,7 +1163,25 @@ struct vs_auto {
 	size_t size;
 	const struct record *autor, *pick, *best, *model_best;
 	double ratio; /* measured auto / measured best */
+	const struct record *paired_vs; /* -r: the algorithm auto lost to most, round by round */
+	double paired;			/* the median over rounds of auto's time / its (0: one round) */
 };
+
+/*
+ * With rounds: the median over the rounds both ran of a's time over b's in
+ * the same round (each round runs every algorithm of a size back to back,
+ * so a slow spell of the host weighs on both), or 0.
+ */
+static double paired_ratio(const struct record *a, const struct record *b, int R)
+{
+	double v[MAX_ROUNDS];
+	int n = 0;
+
+	for (int k = 0; k < R && R > 1; k++)
+		if (a->round_t[k] > 0 && b->round_t[k] > 0)
+			v[n++] = a->round_t[k] / b->round_t[k];
+	return n ? median(v, n) : 0;
+}
 
 /*
  * Per size where auto and at least one other algorithm ran: auto's record,
@@ -1179,6 +1210,10 @@ static int vs_auto(const struct bench *b, struct vs_auto *out, int max)
 				v.best = r;
 			if (r->model_us >= 0 && (!v.model_best || r->model_us < v.model_best->model_us))
 				v.model_best = r;
+			if (paired_ratio(a, r, b->o.rounds) > v.paired) {
+				v.paired = paired_ratio(a, r, b->o.rounds);
+				v.paired_vs = r;
+			}
 		}
 		if (!v.best)
 			continue;
@@ -1218,6 +1253,12 @@ static void print_vs_auto_json(const struct bench *b)
 		json_str(stdout, v[i].model_best ? v[i].model_best->algo : "");
 		printf(", \"ratio\": ");
 		json_num(stdout, v[i].ratio);
+		if (v[i].paired_vs) {
+			printf(", \"paired\": ");
+			json_num(stdout, v[i].paired);
+			printf(", \"paired_vs\": ");
+			json_str(stdout, v[i].paired_vs->algo);
+		}
 		printf("}");
 	}
 	printf("\n ]");
@@ -1263,19 +1304,23 @@ static void print_vs_auto_table(const struct bench *b)
 						: ": median over the calls of the slowest rank's time");
 	printf("%10s %-14s %12s %12s %12s %-14s %12s %12s %-14s %9s", "size", "auto_pick", "auto_us", "model_us",
 	       "pick_us", "best", "best_us", "model_us", "model_best", "auto/best");
-	printf(R ? " %9s %9s %9s\n" : "\n", "pick/best", "auto_sprd", "best_sprd");
+	printf(R ? " %9s %9s %9s %7s %-14s\n" : "\n", "pick/best", "auto_sprd", "best_sprd", "paired", "paired_vs");
 	for (int i = 0; i < n; i++) {
 		fmt_opt(pk, sizeof(pk), v[i].pick ? measured(v[i].pick) : -1, "%.3f");
 		printf("%10zu %-14s %12.3f %12.3f %12s %-14s %12.3f %12.3f %-14s %9.3f", v[i].size, v[i].autor->ran,
 		       measured(v[i].autor), v[i].autor->model_us, pk, v[i].best->algo, measured(v[i].best),
 		       v[i].best->model_us, v[i].model_best ? v[i].model_best->algo : "-", v[i].ratio);
 		if (R)
-			printf(" %9.3f %9.2f %9.2f", v[i].pick ? measured(v[i].pick) / measured(v[i].best) : -1,
-			       spread(v[i].autor), spread(v[i].best));
+			printf(" %9.3f %9.2f %9.2f %7.3f %-14s", v[i].pick ? measured(v[i].pick) / measured(v[i].best) : -1,
+			       spread(v[i].autor), spread(v[i].best), v[i].paired,
+			       v[i].paired_vs ? v[i].paired_vs->algo : "-");
 		printf("\n");
 	}
-	if (R)
+	if (R) {
 		print_spread(b);
+		printf("# paired: the median over the rounds of auto's time over an algorithm's in the same round,\n"
+		       "# for the algorithm where that is largest (paired_vs): how much faster it ran, round by round\n");
+	}
 }
 
 static void print_table(const struct bench *b, const char *transport, int csv)
@@ -1488,8 +1533,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'r':
 			o->rounds = parse_int("-r", optarg, 1);
-			if (o->rounds > 99)
-				die(2, "-r %s: at most 99 rounds", optarg);
+			if (o->rounds > MAX_ROUNDS)
+				die(2, "-r %s: at most %d rounds", optarg, MAX_ROUNDS);
 			break;
 		case O_TS:
 			o->ts_ns = parse_int("--ts-ns", optarg, 0);

@@ -55,7 +55,9 @@ static const char usage[] =
 	"                   a step overlap their latencies; a message of more than\n"
 	"                   --eager BYTES (default 0) adds --rdv US to its latency,\n"
 	"                   verbs' rendezvous; with --big BYTES, a message's bytes\n"
-	"                   beyond BYTES cost --tw-big US each instead of tw) or host (the wall clock of a host\n"
+	"                   beyond BYTES cost --tw-big US each instead of tw; with\n"
+	"                   --ts-cap N a node pays ts for at most N of a step's\n"
+	"                   messages each way) or host (the wall clock of a host\n"
 	"                   emulating the device, TC_AUTO_CLOCK=wall: each step with\n"
 	"                   messages costs ts, --msg US times log2 of its busiest\n"
 	"                   node's messages, and tw per byte of all of them; routes\n"
@@ -251,7 +253,7 @@ static void print_explain(const struct tc_auto_choice *c, int json)
 enum {
 	OPT_COLL = 256, OPT_ALGO, OPT_DIMS, OPT_MESH, OPT_WRAP, OPT_ONE_PORT, OPT_JSON, OPT_DUMP, OPT_RUN,
 	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS, OPT_HOP, OPT_EXPLAIN, OPT_PRICING, OPT_LAT, OPT_RDV, OPT_EAGER,
-	OPT_MSG, OPT_TW_BIG, OPT_BIG,
+	OPT_MSG, OPT_TW_BIG, OPT_BIG, OPT_TS_CAP,
 };
 
 static double num(const char *opt, const char *arg)
@@ -279,7 +281,8 @@ int main(int argc, char **argv)
 		{ "pricing", required_argument, NULL, OPT_PRICING }, { "lat", required_argument, NULL, OPT_LAT },
 		{ "rdv", required_argument, NULL, OPT_RDV },	 { "eager", required_argument, NULL, OPT_EAGER },
 		{ "msg", required_argument, NULL, OPT_MSG },	 { "tw-big", required_argument, NULL, OPT_TW_BIG },
-		{ "big", required_argument, NULL, OPT_BIG },	 { NULL, 0, NULL, 0 },
+		{ "big", required_argument, NULL, OPT_BIG },	 { "ts-cap", required_argument, NULL, OPT_TS_CAP },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *algo_name = NULL, *dims = NULL, *wrap = NULL, *why = NULL;
 	int coll = -1, mesh = 0, one_port = 0, json = 0, dump = 0, run = 0, list = 0, priced = 0, links = 0, explain = 0, opt, err;
@@ -367,6 +370,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_BIG:
 			p.big_bytes = (size_t)num("--big", optarg);
+			break;
+		case OPT_TS_CAP:
+			p.ts_cap = num("--ts-cap", optarg);
 			break;
 		case OPT_EXPLAIN:
 			explain = 1;

@@ -28,7 +28,8 @@
  * of their durations, all of a step's at once (fair shares): a message ends
  * once its sender's and its receiver's ports are done with the step
  * (one-port shapes instead serialize each node's sends and receives in
- * listing order). Its time
+ * listing order); with ts_cap a port pays ts for at most ts_cap of a
+ * step's messages (their bytes all the same). Its time
  * column then adds lat, the network's latency (LogP's L: ts is the overhead
  * o + gap, what holds the ports), after the ports are free: the messages
  * of one step overlap their latencies, the steps of a chain pay one each;
@@ -109,6 +110,18 @@ void tc_cost_fit_big(double c_big, size_t len_big, double c_l, size_t len_l, str
 
 	p->tw_big_us_per_byte = tw > 0 ? tw : 0;
 	p->big_bytes = tw > 0 ? len_l : 0;
+}
+
+void tc_cost_fit_fan(double b_all, int k_all, size_t len0, int k, struct tc_cost_params *p)
+{
+	const double bytes = (double)k_all * (double)len0 * p->tw_us_per_byte;
+	double cap;
+
+	p->ts_cap = 0;
+	if (k_all <= k || p->ts_us <= 0 || b_all <= 0 || b_all >= bytes + p->lat_us + k_all * p->ts_us)
+		return;
+	cap = (b_all - p->lat_us - bytes) / p->ts_us;
+	p->ts_cap = fmax(cap, (double)k);
 }
 
 double tc_cost_bytes_us(const struct tc_cost_params *p, double bytes)
@@ -209,6 +222,8 @@ struct tc_cost_state {
 	double lockstep_blocks;
 	double host_us[TC_COST_MAX_SIZES];	/* TC_COST_HOST: the sum of the steps' times */
 	uint32_t *nmsg_node;			/* TC_COST_HOST: a step's messages per node, 0 between steps */
+	uint32_t *nsend, *nrecv;		/* TC_COST_DIRECT with ts_cap: the step's sends and
+						 * receives per node so far */
 };
 
 static void cost_free(struct tc_cost_state *c)
@@ -223,6 +238,8 @@ static void cost_free(struct tc_cost_state *c)
 	free(c->lblk);
 	free(c->dur_end);
 	free(c->nmsg_node);
+	free(c->nsend);
+	free(c->nrecv);
 	free(c);
 }
 
@@ -264,8 +281,13 @@ int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, cons
 	}
 	if (c->p.flags & TC_COST_HOST)
 		c->nmsg_node = calloc(N, sizeof(*c->nmsg_node));
+	if ((c->p.flags & TC_COST_DIRECT) && c->p.ts_cap > 0) {
+		c->nsend = calloc(N, sizeof(*c->nsend));
+		c->nrecv = calloc(N, sizeof(*c->nrecv));
+	}
 	if (!c->done || !c->next || !c->lfree || !c->lblk || (c->engines && (!c->sfree || !c->rfree)) ||
-	    ((c->p.flags & TC_COST_HOST) && !c->nmsg_node)) {
+	    ((c->p.flags & TC_COST_HOST) && !c->nmsg_node) ||
+	    ((c->p.flags & TC_COST_DIRECT) && c->p.ts_cap > 0 && (!c->nsend || !c->nrecv))) {
 		cost_free(c);
 		return tc_err(-ENOMEM, "%s: tc_cost_eval: out of memory", s->algo);
 	}
@@ -341,14 +363,27 @@ static void cost_host_step(struct tc_cost_state *c, const struct tc_step_view *s
  * port has). Then, in time, its latency, which holds no port, and a
  * rendezvous's more above eager_bytes.
  */
+/* The share of ts that a port's n-th message of a step pays (ts_cap; n from 1). */
+static double ts_share(const struct tc_cost_state *c, uint32_t n)
+{
+	return c->p.ts_cap > 0 ? fmin(fmax(c->p.ts_cap - (double)(n - 1), 0), 1) : 1;
+}
+
 static void direct_take(struct tc_cost_state *c, const struct tc_msg *msg, const double *dur, const double *ready)
 {
 	const int NCP = c->ncp;
 	double *sf = &c->sfree[msg->src * NCP], *rf = &c->rfree[msg->dst * NCP];
+	double ss = 1, rs = 1;
 
+	if (c->nsend) {
+		ss = ts_share(c, ++c->nsend[msg->src]);
+		rs = ts_share(c, ++c->nrecv[msg->dst]);
+	}
 	for (int k = 0; k < NCP; k++) {
-		sf[k] = fmax(sf[k], ready[k]) + dur[k];
-		rf[k] = fmax(rf[k], ready[k]) + dur[k];
+		const double ts = k >= 2 ? c->p.ts_us : 0;
+
+		sf[k] = fmax(sf[k], ready[k]) + dur[k] - ts * (1 - ss);
+		rf[k] = fmax(rf[k], ready[k]) + dur[k] - ts * (1 - rs);
 	}
 }
 
@@ -379,6 +414,8 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 
 	if (tc_grow((void **)&c->dur_end, &c->dur_cap, sv->nmsgs, NCP * sizeof(*c->dur_end), 64))
 		return tc_err(-ENOMEM, "%s: tc_cost_eval: out of memory", c->algo);
+	for (uint32_t i = 0; c->nsend && i < sv->nmsgs; i++)
+		c->nsend[sv->msgs[i].src] = c->nrecv[sv->msgs[i].dst] = 0;
 	for (uint32_t i = 0; i < sv->nmsgs; i++) {
 		const struct tc_msg *msg = &sv->msgs[i];
 		const double b = msg->nblk / np;

@@ -16,6 +16,8 @@ struct tc_cost_params {
 	double msg_us;	    /* TC_COST_HOST: times log2 of a step's messages at its busiest node */
 	double tw_big_us_per_byte; /* per byte of a message beyond big_bytes */
 	size_t big_bytes;	   /* 0: every byte costs tw */
+	double ts_cap;		   /* TC_COST_DIRECT: a port pays ts for at most this many of a
+				    * step's messages; 0: for all */
 };
 /*
  * How a transport runs the messages of a schedule (tc_cost_params.flags);
@@ -32,7 +34,12 @@ struct tc_cost_params {
  *   the rendezvous's ready-to-receive, one more trip before the data).
  *   With big_bytes set, the bytes of a message beyond big_bytes cost
  *   tw_big each instead of tw (verbs: the probe's rate for messages
- *   larger than its LARGE step, tc_cost_fit_big).
+ *   larger than its LARGE step, tc_cost_fit_big). With ts_cap > 0 a port
+ *   pays ts for its first ts_cap messages of a step only (a fraction of
+ *   ts for the one that crosses it), their bytes for all: verbs on a host
+ *   with fewer cores than ranks, where a step with many peers costs about
+ *   one round of scheduling every rank however many more it has
+ *   (tc_cost_fit_fan).
  * TC_COST_SENDER_START: a message starts at its sender's clock (and its
  *   route's links), not at the later of both ends' clocks: the device's
  *   timing model (kmod/counters.c), where a receiver's clock never holds a
@@ -87,6 +94,16 @@ void tc_cost_fit_direct(const double c[3], const size_t len[3], double bk, int k
  * every byte at tw (big_bytes 0).
  */
 void tc_cost_fit_big(double c_big, size_t len_big, double c_l, size_t len_l, struct tc_cost_params *p);
+/*
+ * ts_cap from b_all, a step of k_all > k messages of len0 each way (every
+ * peer at once), after tc_cost_fit_direct: the model's k_all*(ts +
+ * len0*tw) + lat, if b_all is below it, is met with ts paid k_all times
+ * fewer:
+ *   ts_cap = (b_all - lat - k_all*len0*tw) / ts, at least k (the fit's own
+ *   burst was priced at k*ts) and below k_all,
+ * else 0 (no cap: the port pays ts for every message, a NIC's message rate).
+ */
+void tc_cost_fit_fan(double b_all, int k_all, size_t len0, int k, struct tc_cost_params *p);
 /* A message's bytes term: bytes*tw, the bytes beyond big_bytes at tw_big. */
 double tc_cost_bytes_us(const struct tc_cost_params *p, double bytes);
 struct tc_cost {

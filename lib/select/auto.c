@@ -65,7 +65,7 @@ static int params_equal(const struct tc_cost_params *a, const struct tc_cost_par
 	       a->rho_us_per_byte == b->rho_us_per_byte && a->hop_us == b->hop_us && a->flags == b->flags &&
 	       a->lat_us == b->lat_us && a->rdv_us == b->rdv_us && a->eager_bytes == b->eager_bytes &&
 	       a->msg_us == b->msg_us && a->tw_big_us_per_byte == b->tw_big_us_per_byte &&
-	       a->big_bytes == b->big_bytes;
+	       a->big_bytes == b->big_bytes && a->ts_cap == b->ts_cap;
 }
 
 /* Price candidate c at sizes[0..n) into t[]. */

@@ -1549,6 +1549,13 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  *    three sizes: SMALL (eager) c_s, MID (rendezvous) c_m, LARGE c_l.
  *  - the burst: one step, a message each way with each of rank^1 ..
  *    rank^k (k = min(BURST, Q-1)): k*ts + lat, b_k.
+ *  - the same with every peer, k_all = min(FAN, Q-1) > k: b_all. Where
+ *    it costs less than k_all*ts + lat, a port pays ts for fewer of a
+ *    step's messages (ts_cap, tc_cost_fit_fan). In the TCG guest (16 ranks
+ *    on 2 vCPUs) a step of 8 messages took 15.6-20.4 ms over three probes
+ *    and a direct alltoall's one step of 15 at 16-256 B 17-23 ms, where
+ *    the linear model said 28-35: past a few peers a step costs about one
+ *    round of scheduling every rank, however many more it names.
  *  - the chain at BIG (1 MiB), one round (it costs as much as all the
  *    rounds above together), each step timed and the median step kept:
  *    c_b. tw, the slope from MID to LARGE where each step's overheads
@@ -1562,10 +1569,10 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  *    log2(Q) steps of 1 MiB: 0.5-1.1 s per communicator in that guest
  *    (c_b 129-269 ms), about as much as the rest of the probe; on a real
  *    NIC 1 MiB is a fraction of a millisecond.
- * Every rank's five times are gathered and each rank takes their medians
+ * Every rank's six times are gathered and each rank takes their medians
  * over the ranks, so every rank prices alike (and picks the same
  * algorithm), and fits ts, lat, tw and rdv to them (tc_cost_fit_direct),
- * and tw_big (tc_cost_fit_big).
+ * tw_big (tc_cost_fit_big) and ts_cap (tc_cost_fit_fan).
  * TC_VERBS_PROBE=0, both TC_COST_TS_US and TC_COST_TW_US set, or the
  * runtime's own exchange (tc_comm_attr.oob_allgather, called once) skips it:
  * the module's default timing with TC_COST_DIRECT (then TC_COST_* apply);
@@ -1578,7 +1585,8 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 #define TC_VB_PROBE_BIG 1048576
 #define TC_VB_PROBE_BURST 8
 #define TC_VB_PROBE_ROUNDS 5
-#define TC_VB_PROBE_NFIG 5 /* per rank: c_s, c_m, c_l, b_k, c_b */
+#define TC_VB_PROBE_FAN 31 /* the most peers of the all-peers step */
+#define TC_VB_PROBE_NFIG 6 /* per rank: c_s, c_m, c_l, b_k, c_b, b_all */
 /* the probe's buffer: sends from the first half, receives into the second */
 #define TC_VB_PROBE_HALF (TC_VB_PROBE_BIG > TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE ? \
 			  TC_VB_PROBE_BIG : TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE)
@@ -1588,8 +1596,8 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 static int tc_vb_probe_step(struct tc_tp *tp, size_t len, const int *peer, int n)
 {
 	const uint64_t first = TC_VB_PROBE_TAG + (len << 8) + (n > 1 ? TC_VB_PROBE_BURST : 0);
-	struct tc_seg seg[2 * TC_VB_PROBE_BURST];
-	struct tc_xfer x[2 * TC_VB_PROBE_BURST];
+	struct tc_seg seg[2 * TC_VB_PROBE_FAN];
+	struct tc_xfer x[2 * TC_VB_PROBE_FAN];
 	struct tc_wait_err we;
 	int ret;
 
@@ -1617,7 +1625,7 @@ static int tc_vb_probe_step(struct tc_tp *tp, size_t len, const int *peer, int n
 static int tc_vb_probe_time(struct tc_tp *tp, size_t len, int q, int k, int rounds, double *us)
 {
 	double per[TC_VB_PROBE_ROUNDS];
-	int peer[TC_VB_PROBE_BURST], ret = 0, steps = 0;
+	int peer[TC_VB_PROBE_FAN], ret = 0, steps = 0;
 
 	for (int d = 1; d < q; d *= 2)
 		steps++;
@@ -1686,8 +1694,11 @@ static size_t tc_vb_probe_mid(const struct tc_vb *vb)
 	return mid;
 }
 
-/* This rank's step times among the first q ranks, k the burst: c_s, c_m, c_l, b_k, c_b. */
-static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
+/*
+ * This rank's step times among the first q ranks, k the burst, k_all the
+ * all-peers step: c_s, c_m, c_l, b_k, c_b, b_all (-1 unless k_all > k).
+ */
+static int tc_vb_measure(struct tc_tp *tp, int q, int k, int k_all, double *mine)
 {
 	const int R = TC_VB_PROBE_ROUNDS;
 	const size_t len[3] = { TC_VB_PROBE_SMALL, tc_vb_probe_mid(to_vb(tp)), TC_VB_PROBE_LARGE };
@@ -1707,18 +1718,30 @@ static int tc_vb_measure(struct tc_tp *tp, int q, int k, double *mine)
 		ret = tc_vb_probe_time(tp, TC_VB_PROBE_SMALL, q, k, R, &mine[3]);
 	if (!ret)
 		ret = tc_vb_probe_steps(tp, TC_VB_PROBE_BIG, q, &mine[4]);
+	mine[5] = -1;
+	if (!ret && k_all > k) /* a warm-up round first: it connects the other peers */
+		ret = tc_vb_probe_time(tp, TC_VB_PROBE_SMALL, q, k_all, 1, &w);
+	if (!ret && k_all > k)
+		ret = tc_vb_probe_time(tp, TC_VB_PROBE_SMALL, q, k_all, R, &mine[5]);
 	return ret;
 }
 
-static void tc_vb_probe_print(const struct tc_cost_params *p, const double *v, size_t mid, int q, int k)
+static void tc_vb_probe_print(const struct tc_cost_params *p, const double *v, size_t mid, int q, int k, int k_all)
 {
+	char cap[48] = "every message";
+
+	if (p->ts_cap > 0)
+		snprintf(cap, sizeof(cap), "at most %.3g messages", p->ts_cap);
 	fprintf(stderr,
 		"libtoruscoll: verbs network probe: ts %.6g us, lat %.6g us, tw %.6g us/B, rdv %.6g us above %zu B, "
-		"tw %.6g us/B beyond %zu B of a message (medians over %d ranks: a step of the chain "
-		"%.6g / %.6g / %.6g / %.6g us at %d / %zu / %d / %d B, a step of %d messages %.6g us)\n",
+		"tw %.6g us/B beyond %zu B of a message, ts for %s of a step (medians over %d ranks: a step of "
+		"the chain %.6g / %.6g / %.6g / %.6g us at %d / %zu / %d / %d B, a step of %d messages %.6g us",
 		p->ts_us, p->lat_us, p->tw_us_per_byte, p->rdv_us, p->eager_bytes,
-		p->big_bytes ? p->tw_big_us_per_byte : p->tw_us_per_byte, p->big_bytes, q, v[0], v[1], v[2], v[4],
+		p->big_bytes ? p->tw_big_us_per_byte : p->tw_us_per_byte, p->big_bytes, cap, q, v[0], v[1], v[2], v[4],
 		TC_VB_PROBE_SMALL, mid, TC_VB_PROBE_LARGE, TC_VB_PROBE_BIG, k, v[3]);
+	if (v[5] > 0)
+		fprintf(stderr, ", of %d %.6g us", k_all, v[5]);
+	fprintf(stderr, ")\n");
 }
 
 static int tc_vb_probe(struct tc_tp *tp)
@@ -1726,7 +1749,7 @@ static int tc_vb_probe(struct tc_tp *tp)
 	struct tc_vb *vb = to_vb(tp);
 	const char *env = getenv("TC_VERBS_PROBE");
 	double mine[TC_VB_PROBE_NFIG], *all, v[TC_VB_PROBE_NFIG];
-	int ret = 0, q = 1, k;
+	int ret = 0, q = 1, k, k_all;
 
 	tc_cost_params_default(&tp->cost);
 	tp->cost.flags = TC_COST_DIRECT;
@@ -1740,10 +1763,11 @@ static int tc_vb_probe(struct tc_tp *tp)
 	while (2 * q <= vb->size)
 		q *= 2;
 	k = q - 1 < TC_VB_PROBE_BURST ? q - 1 : TC_VB_PROBE_BURST;
+	k_all = q - 1 < TC_VB_PROBE_FAN ? q - 1 : TC_VB_PROBE_FAN;
 	for (int i = 0; i < TC_VB_PROBE_NFIG; i++)
 		mine[i] = -1;
 	if (vb->rank < q && k > 0) {
-		ret = tc_vb_measure(tp, q, k, mine);
+		ret = tc_vb_measure(tp, q, k, k_all, mine);
 		if (ret)
 			return ret;
 	}
@@ -1758,8 +1782,10 @@ static int tc_vb_probe(struct tc_tp *tp)
 
 		tc_cost_fit_direct(v, len, v[3], k, &tp->cost);
 		tc_cost_fit_big(v[4], TC_VB_PROBE_BIG, v[2], TC_VB_PROBE_LARGE, &tp->cost);
+		if (v[5] > 0)
+			tc_cost_fit_fan(v[5], k_all, TC_VB_PROBE_SMALL, k, &tp->cost);
 		if (env && !strcmp(env, "print") && vb->rank == 0)
-			tc_vb_probe_print(&tp->cost, v, len[1], q, k);
+			tc_vb_probe_print(&tp->cost, v, len[1], q, k, k_all);
 	}
 	free(all);
 	return ret;

@@ -800,6 +800,57 @@ static void test_cost_big(void)
 	       "cost fit, big: a big step faster than the 64 KiB one keeps every byte at tw: big_bytes %zu", p.big_bytes);
 }
 
+/*
+ * ts_cap (verbs on a host with fewer cores than ranks): a port pays ts for
+ * at most ts_cap of a step's messages. Node 0 of a ring of 8 sends one
+ * block (4 B) to each of 1, 2, 3 and 7 in one step (ts 10, tw 1, direct,
+ * lat 0): its send port works 4*(10 + 4) = 56 without a cap, 2*10 + 4*4 =
+ * 36 with ts_cap 2 and 25 + 16 = 41 with 2.5 (the third message pays half
+ * a ts); each receiver's port 14. The fit (tc_cost_fit_fan) after
+ * test_cost_fit's (ts 3, lat 5, tw 0.25, 64 B: a burst of 8 157, the
+ * linear model's step of 15 15*19 + 5 = 290): a step of 15 measured 275
+ * gives (275 - 5 - 240) / 3 = 10; 250 gives 1.67, raised to the 8 of the
+ * burst the fit used; 290 or more, or no more peers than the burst, no cap.
+ */
+static void test_cost_fan(void)
+{
+	const struct tmsg fan4[] = { { 0, 0, 1, 1, 1 }, { 0, 0, 2, 2, 1 }, { 0, 0, 3, 3, 1 }, { 0, 0, 7, -1, 1 } };
+	struct tc_cost_params p = { .ts_us = 10, .tw_us_per_byte = 1, .block_bytes = 4, .flags = TC_COST_DIRECT };
+	struct tc_shape ring = shape("8", 0, 0);
+	struct tc_sched *sc = hand_sched(&ring, fan4, 4);
+	double t[3];
+	struct tc_cost c;
+
+	for (int i = 0; i < 3; i++) {
+		p.ts_cap = i == 0 ? 0 : i == 1 ? 2 : 2.5;
+		t[i] = tc_cost_eval(sc, &p, &c) ? -1 : c.time_us;
+	}
+	tap_ok(near(t[0], 56) && near(t[1], 36) && near(t[2], 41),
+	       "cost, direct: a port pays ts for at most ts_cap of a step's messages: %g %g %g us (want 56 36 41)", t[0],
+	       t[1], t[2]);
+	p.ts_cap = 2;
+	p.flags = 0;
+	t[0] = tc_cost_eval(sc, &p, &c) ? -1 : c.time_us;
+	p.ts_cap = 0;
+	t[1] = tc_cost_eval(sc, &p, &c) ? -1 : c.time_us;
+	tap_ok(t[0] > 0 && near(t[0], t[1]), "cost, routed: ts_cap is the direct model's only: %g us = %g", t[0], t[1]);
+	tc_sched_free(sc);
+
+	memset(&p, 0, sizeof(p));
+	p.ts_us = 3, p.lat_us = 5, p.tw_us_per_byte = 0.25;
+	tc_cost_fit_fan(275, 15, 64, 8, &p);
+	t[0] = p.ts_cap;
+	tc_cost_fit_fan(250, 15, 64, 8, &p);
+	t[1] = p.ts_cap;
+	tc_cost_fit_fan(290, 15, 64, 8, &p);
+	t[2] = p.ts_cap;
+	tap_ok(near(t[0], 10) && near(t[1], 8) && near(t[2], 0),
+	       "cost fit, fan: ts_cap %g from a step of 15 under the line, %g when its bytes leave less than the burst's 8, "
+	       "%g on or above the line (want 10 8 0)", t[0], t[1], t[2]);
+	tc_cost_fit_fan(100, 8, 64, 8, &p);
+	tap_ok(near(p.ts_cap, 0), "cost fit, fan: no more peers than the burst, no cap: %g", p.ts_cap);
+}
+
 int main(void)
 {
 	test_shapes();
@@ -810,5 +861,6 @@ int main(void)
 	test_cost_transport();
 	test_cost_fit();
 	test_cost_big();
+	test_cost_fan();
 	return tap_done();
 }
