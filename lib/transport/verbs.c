@@ -1093,7 +1093,9 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 		return tc_err(-ENOMEM, "transport verbs: out of memory");
 	vb->slots_mr = ibv_reg_mr(vb->pd, vb->slots, tc_vb_slots_bytes(vb), IBV_ACCESS_LOCAL_WRITE);
 	if (!vb->slots_mr)
-		return tc_err(-errno, "transport verbs: registering receive slots: %s", tc_strerror(-errno));
+		return tc_err(-errno, "transport verbs: registering %zu bytes of receive slots (%u-byte eager limit): %s%s",
+			      tc_vb_slots_bytes(vb), vb->eager, tc_strerror(-errno),
+			      errno == ENOMEM ? " (raise ulimit -l, or lower TC_VERBS_EAGER)" : "");
 	return 0;
 }
 
@@ -1108,7 +1110,7 @@ static int tc_vb_probe(struct tc_tp *tp);
 static int tc_vb_eager_env(struct tc_vb *vb)
 {
 	const char *env = getenv("TC_VERBS_EAGER");
-	size_t v = TC_VB_SLOT_BUDGET / ((size_t)TC_VB_RQ * (vb->size > 1 ? vb->size - 1 : 1));
+	size_t v = TC_VB_SLOT_BUDGET / ((size_t)TC_VB_RQ * vb->size);
 	char *end;
 
 	v = v > TC_VB_SLOT_MIN ? (v & ~(size_t)63) - sizeof(struct tc_vb_msg) : TC_VB_EAGER_MIN;
@@ -1303,8 +1305,8 @@ static int tc_vb_buffer(struct tc_tp *tp, size_t bytes, void **base)
 		int ret = -errno;
 
 		free(p);
-		return tc_err(ret, "transport verbs: registering a %zu-byte buffer on %s: %s", nbytes, vb->dev_name,
-			      tc_strerror(ret));
+		return tc_err(ret, "transport verbs: registering a %zu-byte buffer on %s: %s%s", nbytes, vb->dev_name,
+			      tc_strerror(ret), ret == -ENOMEM ? " (raise ulimit -l)" : "");
 	}
 	if (vb->buf)
 		memcpy(p, vb->buf, vb->buf_bytes);
@@ -1543,10 +1545,20 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
  * not see). Two patterns, each TC_VB_PROBE_ROUNDS times after a warm-up
  * (which also makes the connections), each round timed alone and the
  * median kept, then the chain once at a size of MiBs:
- *  - the chain: log2(Q) steps, step j one message each way with rank^(2^j),
- *    so every rank's step needs every other rank's earlier ones; per step
- *    it costs ts + lat + bytes*tw (+ rdv above the eager limit). Timed at
- *    three sizes: SMALL (eager) c_s, MID (rendezvous) c_m, LARGE c_l.
+ *  - the chain: log2(Q) steps, step j one message to rank + 2^j and one
+ *    from rank - 2^j (mod Q), so every rank's step needs every other
+ *    rank's earlier ones; per step it costs ts + lat + bytes*tw (+ rdv
+ *    above the eager limit). Timed at three sizes: SMALL (eager) c_s, MID
+ *    (rendezvous) c_m, LARGE c_l. A shift (bruck's pattern), not an
+ *    exchange with rank^(2^j), whose two ranks wake each other. With the
+ *    exchange, in the TCG guest (16 ranks on 2 vCPUs, sweeps of 15
+ *    rounds), at2-1p measured 1.2-1.9x its price at 16 B-1 KiB in two
+ *    sweeps while direct measured 1.06x its own at 1 KiB, so auto took
+ *    at2-1p at 1 KiB where direct ran 1.16x faster round by round; with
+ *    the shift (one sweep) at2-1p measured 1.03-1.27x its price, direct
+ *    0.87-0.94x, and the two were level at 1 KiB. The step itself is
+ *    noisy: 2.7-5.3 ms at 64 B over four probes as an exchange, 3.1-5.0
+ *    as a shift.
  *  - the burst: one step, a message each way with each of rank^1 ..
  *    rank^k (k = min(BURST, Q-1)): k*ts + lat, b_k.
  *  - the same with every peer, k_all = min(FAN, Q-1) > k: b_all. Where
@@ -1592,8 +1604,8 @@ static int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct t
 			  TC_VB_PROBE_BIG : TC_VB_PROBE_BURST * TC_VB_PROBE_LARGE)
 #define TC_VB_PROBE_TAG 0x70726f6265000000ull /* "probe": no schedule's tag */
 
-/* One step of the probe: a len-byte message each way with each peer[i], i < n. */
-static int tc_vb_probe_step(struct tc_tp *tp, size_t len, const int *peer, int n)
+/* One step of the probe: a len-byte message to each to[i] and from each from[i], i < n. */
+static int tc_vb_probe_step(struct tc_tp *tp, size_t len, const int *to, const int *from, int n)
 {
 	const uint64_t first = TC_VB_PROBE_TAG + (len << 8) + (n > 1 ? TC_VB_PROBE_BURST : 0);
 	struct tc_seg seg[2 * TC_VB_PROBE_FAN];
@@ -1606,15 +1618,23 @@ static int tc_vb_probe_step(struct tc_tp *tp, size_t len, const int *peer, int n
 
 		seg[2 * i] = (struct tc_seg){ (uint64_t)i * len, len };
 		seg[2 * i + 1] = (struct tc_seg){ (uint64_t)TC_VB_PROBE_HALF + i * len, len };
-		x[2 * i] = (struct tc_xfer){ .op = TC_XFER_SEND, .peer = peer[i], .nsegs = 1, .segs = &seg[2 * i],
+		x[2 * i] = (struct tc_xfer){ .op = TC_XFER_SEND, .peer = to[i], .nsegs = 1, .segs = &seg[2 * i],
 					     .tag = tag };
-		x[2 * i + 1] = (struct tc_xfer){ .op = TC_XFER_RECV, .peer = peer[i], .nsegs = 1,
+		x[2 * i + 1] = (struct tc_xfer){ .op = TC_XFER_RECV, .peer = from[i], .nsegs = 1,
 						 .segs = &seg[2 * i + 1], .tag = tag };
 	}
 	ret = tc_vb_post(tp, x, 2 * n);
 	if (!ret)
 		ret = tc_vb_wait(tp, 2 * n, tp->timeout_ms, &we);
 	return ret;
+}
+
+/* A step of the chain: to rank + d, from rank - d, among the first q ranks. */
+static int tc_vb_probe_shift(struct tc_tp *tp, size_t len, int q, int d)
+{
+	const int to = (tp->rank + d) % q, from = (tp->rank - d + q) % q;
+
+	return tc_vb_probe_step(tp, len, &to, &from, 1);
 }
 
 /*
@@ -1635,12 +1655,10 @@ static int tc_vb_probe_time(struct tc_tp *tp, size_t len, int q, int k, int roun
 		if (k) {
 			for (int i = 0; i < k; i++)
 				peer[i] = tp->rank ^ (i + 1);
-			ret = tc_vb_probe_step(tp, len, peer, k);
+			ret = tc_vb_probe_step(tp, len, peer, peer, k);
 		}
-		for (int d = 1; !k && d < q && !ret; d *= 2) {
-			peer[0] = tp->rank ^ d;
-			ret = tc_vb_probe_step(tp, len, peer, 1);
-		}
+		for (int d = 1; !k && d < q && !ret; d *= 2)
+			ret = tc_vb_probe_shift(tp, len, q, d);
 		per[r] = (tc_now_us() - t0) / (k ? 1 : steps);
 	}
 	if (ret)
@@ -1658,13 +1676,12 @@ static int tc_vb_probe_time(struct tc_tp *tp, size_t len, int q, int k, int roun
 static int tc_vb_probe_steps(struct tc_tp *tp, size_t len, int q, double *us)
 {
 	double per[32];
-	int peer, ret = 0, steps = 0;
+	int ret = 0, steps = 0;
 
 	for (int d = 1; d < q && steps < 32 && !ret; d *= 2) {
 		double t0 = tc_now_us();
 
-		peer = tp->rank ^ d;
-		ret = tc_vb_probe_step(tp, len, &peer, 1);
+		ret = tc_vb_probe_shift(tp, len, q, d);
 		per[steps++] = tc_now_us() - t0;
 	}
 	if (ret)
