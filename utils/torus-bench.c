@@ -1201,6 +1201,7 @@ static int vs_auto(const struct bench *b, struct vs_auto *out, int max)
 			continue;
 		for (int j = 0; j < b->nrecs; j++) {
 			const struct record *r = &b->recs[j];
+			double pr;
 
 			if (r->size != a->size || !strcmp(r->algo, "auto") || !r->supported || strcmp(r->ran, r->algo))
 				continue;
@@ -1210,8 +1211,9 @@ static int vs_auto(const struct bench *b, struct vs_auto *out, int max)
 				v.best = r;
 			if (r->model_us >= 0 && (!v.model_best || r->model_us < v.model_best->model_us))
 				v.model_best = r;
-			if (paired_ratio(a, r, b->o.rounds) > v.paired) {
-				v.paired = paired_ratio(a, r, b->o.rounds);
+			pr = paired_ratio(a, r, b->o.rounds);
+			if (pr > v.paired) {
+				v.paired = pr;
 				v.paired_vs = r;
 			}
 		}

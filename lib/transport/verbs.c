@@ -50,7 +50,7 @@
  * way: with the limit at 984 the direct alltoall took 30.1 and 43.6 ms at
  * 1 KiB and 35.6 and 40.9 at 4 KiB (its 15 messages of a step all
  * rendezvous), with 8000 23.6 and 19.3, 21.3 and 19.0; at2-1p at 256 B
- * (its combined messages 1-2 KiB) 18.8 and 20.9 against 15.6 and 11.8.
+ * (its messages of 8 blocks, 2 KiB) 18.8 and 20.9 against 15.6 and 11.8.
  * The price is a copy per byte on arrival and slot memory: 68 slots per
  * peer, so the default limit shrinks with the job (16 MiB of slots a rank).
  * The executor packs multi-segment messages (max_segs = 1), so a message is
@@ -1111,16 +1111,20 @@ static int tc_vb_eager_env(struct tc_vb *vb)
 {
 	const char *env = getenv("TC_VERBS_EAGER");
 	size_t v = TC_VB_SLOT_BUDGET / ((size_t)TC_VB_RQ * vb->size);
-	char *end;
+	unsigned int u;
 
 	v = v > TC_VB_SLOT_MIN ? (v & ~(size_t)63) - sizeof(struct tc_vb_msg) : TC_VB_EAGER_MIN;
 	if (v > TC_VB_EAGER_CAP)
 		v = TC_VB_EAGER_CAP;
 	if (env && *env) {
-		v = strtoul(env, &end, 10);
-		if (*end || env[0] == '-' || v > TC_VB_EAGER_MAX)
+		int ret = tc_parse_uint("TC_VERBS_EAGER", env, &u);
+
+		if (ret)
+			return ret;
+		if (u > TC_VB_EAGER_MAX)
 			return tc_err(-EINVAL, "TC_VERBS_EAGER=%s: bytes up to %zu (0: every message by RDMA write)",
 				      env, TC_VB_EAGER_MAX);
+		v = u;
 	}
 	vb->eager = v;
 	vb->slot = (sizeof(struct tc_vb_msg) + v + 63) & ~(size_t)63;
