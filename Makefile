@@ -42,19 +42,18 @@ include tests/verbs/verbs.mk
 include tests/cluster/cluster.mk
 
 # check: every suite runs even if an earlier one fails; the last line sums them.
+# Each suite's output is kept in build/results/SUITE.log, and the failing test
+# points are printed again above the last line, so the tail of a long run
+# names what failed.
 # A build error in one file must not hide the other suites: build what
 # builds (-k); a suite whose programs did not build reports failures.
 check: deps
 	-@$(MAKE) -k --no-print-directory all
 	@rm -rf $(O)/results && mkdir -p $(O)/results
-	-@$(MAKE) --no-print-directory check-unit
-	-@$(MAKE) --no-print-directory check-tools
-	-@$(MAKE) --no-print-directory check-vm
-	-@$(MAKE) --no-print-directory check-verbs
-	-@$(MAKE) --no-print-directory check-mpi
-	-@$(MAKE) --no-print-directory check-cluster
-	-@$(MAKE) --no-print-directory check-debug-warm
-	@tests/summarize $(O)/results unit tools vm verbs mpi cluster debug
+	-@for s in unit tools vm verbs mpi cluster debug-warm; do \
+		$(MAKE) --no-print-directory check-$$s 2>&1 | tee $(O)/results/$${s%-warm}.log; \
+	 done
+	@tests/summarize --logs $(O)/results unit tools vm verbs mpi cluster debug
 
 # demo: deps, a quiet build (build/demo/build.log), load torus.ko with a 4x4
 # torus (in a guest when this host cannot load modules), messages on every
