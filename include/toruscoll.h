@@ -232,6 +232,12 @@ enum tc_coll_id {
  *	registered with the transport for the call (the device with memory
  *	registration, blocks of at least TC_ZCOPY_MIN bytes); 0: it copied the
  *	send data into the transport buffer and the result out
+ * @eager_sends: (added) verbs: this rank's messages of the call sent eagerly
+ *	(at most TC_VERBS_EAGER bytes, into a receive slot the peer posted
+ *	ahead); 0 on the device and the simulator, which have one protocol
+ * @rendezvous_sends: (added) verbs: this rank's messages of the call sent
+ *	by rendezvous (the receiver's ready-to-receive, then an RDMA write
+ *	into its buffer); 0 on the device and the simulator
  *
  * A caller passing a smaller @size (an older struct) gets the fields that fit.
  * Returns 0, -ENODATA before the first call of that collective, -EINVAL.
@@ -248,6 +254,8 @@ struct tc_coll_info {
 	char runner_up[32];
 	double runner_up_us;
 	uint32_t zero_copy;
+	uint32_t eager_sends;
+	uint32_t rendezvous_sends;
 };
 int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_info *info);
 

@@ -209,7 +209,7 @@ static int tc_coll_move(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan
 
 /* tc_coll_last()'s record of the call that ran. */
 static void tc_coll_record(struct tc_coll_state *cs, const struct tc_sched *s, size_t m, const char *fallback,
-			   const struct tc_auto_choice *choice, int zero_copy)
+			   const struct tc_auto_choice *choice, int zero_copy, uint64_t eager, uint64_t rdv)
 {
 	cs->have_last = 1;
 	cs->last.size = sizeof(cs->last);
@@ -225,6 +225,8 @@ static void tc_coll_record(struct tc_coll_state *cs, const struct tc_sched *s, s
 		cs->last.runner_up_us = choice->cand[choice->runner_up].us;
 	}
 	cs->last.zero_copy = zero_copy;
+	cs->last.eager_sends = (uint32_t)eager;
+	cs->last.rendezvous_sends = (uint32_t)rdv;
 	cs->last_sched = s;
 }
 
@@ -237,6 +239,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	char fallback[sizeof(cs->last.why)];
 	struct tc_auto_choice choice;
 	struct tc_umem u;
+	uint64_t e0, r0;
 	int ret;
 
 	ret = tc_comm_usable(comm, tc_coll_str((enum tc_coll)id));
@@ -251,9 +254,11 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 			      *tc_last_error() ? tc_last_error() : tc_strerror(ret));
 	/* allgather sends its own block from the receive buffer: only that is registered */
 	tc_umem_begin(comm, &u, id == TC_ALLTOALL ? sendbuf : NULL, id == TC_ALLTOALL ? P * m : 0, recvbuf, P * m, m);
+	e0 = comm->tp.sends_eager;
+	r0 = comm->tp.sends_rdv;
 	ret = tc_coll_move(comm, id, p, sendbuf, recvbuf, &u);
 	if (!ret)
-		tc_coll_record(cs, s, m, fallback, &choice, u.on);
+		tc_coll_record(cs, s, m, fallback, &choice, u.on, comm->tp.sends_eager - e0, comm->tp.sends_rdv - r0);
 	tc_umem_end(comm, &u);
 	return ret;
 }

@@ -56,6 +56,8 @@ static int tc_sub_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n
 {
 	struct tc_sub *s = to_sub(tp);
 	const struct tc_embed *e = &s->e;
+	uint64_t e0, r0;
+	int ret;
 
 	if (tc_grow((void **)&s->x, &s->cap, n, sizeof(*s->x), 16))
 		return tc_err(-ENOMEM, "transport sub: out of memory posting %u transfers", n);
@@ -78,7 +80,13 @@ static int tc_sub_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n
 			b->route[e->pdim[j]] = (int8_t)(e->sign[j] * a->route[j]);
 		b->tag = a->tag | s->ctx;
 	}
-	return s->ptp->ops->post(s->ptp, s->x, n);
+	e0 = s->ptp->sends_eager;
+	r0 = s->ptp->sends_rdv;
+	ret = s->ptp->ops->post(s->ptp, s->x, n);
+	/* the parent's transport counted them: the sub's calls report their own */
+	tp->sends_eager += s->ptp->sends_eager - e0;
+	tp->sends_rdv += s->ptp->sends_rdv - r0;
+	return ret;
 }
 
 static int tc_sub_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_err *err)

@@ -48,6 +48,11 @@ struct tc_tp {
 	 * device reads its fabric's own; a transport without one sets
 	 * tc_cost_params_default(). The communicator then applies TC_COST_*. */
 	struct tc_cost_params cost;
+	/* Counted by the transport: this rank's sends posted so far by each
+	 * protocol (verbs: eager into a receive slot, or rendezvous; a
+	 * transport with one protocol leaves both 0). tc_coll_last reports
+	 * a call's share. */
+	uint64_t sends_eager, sends_rdv;
 };
 
 struct tc_seg {

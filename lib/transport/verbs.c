@@ -1399,10 +1399,12 @@ static int tc_vb_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
 		} else if (r->len <= vb->eager) {
 			r->matched = 1; /* its place is a receive slot: nothing to wait for */
 			ret = tc_vb_enqueue(vb, xf->peer, TC_VB_OP_EAGER, ri);
+			tp->sends_eager++;
 		} else {
 			uint32_t k;
 
 			ret = 0;
+			tp->sends_rdv++;
 			for (k = 0; k < pe->nrtr && pe->rtr[k].tag != xf->tag; k++)
 				;
 			if (k < pe->nrtr) {

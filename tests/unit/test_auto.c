@@ -306,6 +306,9 @@ static void test_coll_last(void)
 	       "4x4 alltoall 4 KiB on the simulator: ran %s, predicted %.6g us, runner-up %s %.6g us (auto: %s)",
 	       r.info.algo, r.info.predicted_us, r.info.runner_up, r.info.runner_up_us,
 	       ch.winner >= 0 ? ch.cand[ch.winner].algo->name : tc_last_error());
+	tap_ok(!ret && !r.info.eager_sends && !r.info.rendezvous_sends,
+	       "... and no send counted by protocol (the simulator has one): %u eager, %u by rendezvous",
+	       r.info.eager_sends, r.info.rendezvous_sends);
 
 	/* TC_COST_* replace the transport's parameters */
 	setenv("TC_COST_TS_US", "75", 1);

@@ -16,7 +16,8 @@
  * (one that does not build on the job's logical shape is listed with the
  * reason, not counted: the run scripts pick shapes so each applies
  * somewhere), at each block size, every received byte checked against what
- * its sender must have sent; then the everyday collectives of
+ * its sender must have sent, and the protocol of its sends where the eager
+ * limit decides it (proto_wrong); then the everyday collectives of
  * tests/unit/coll_checks.h (barrier, bcast, reduce, allreduce,
  * reduce_scatter, the v-variants, error returns and the nonblocking forms,
  * each result checked against the reference).
@@ -64,6 +65,39 @@ static unsigned char pat(int from, int to, size_t k, int salt)
 	return (unsigned char)(from * 131 + to * 37 + k * 7 + salt * 11 + 1);
 }
 
+/*
+ * The protocol of the last call's sends (tc_coll_info eager_sends and
+ * rendezvous_sends) where the eager limit L decides it for every message:
+ * each message is whole blocks, at least m bytes and at most P * P * m, so
+ * with m > L all go by rendezvous and with P * P * m <= L all go eagerly.
+ * L is TC_VERBS_EAGER when set, else the library's default, which is
+ * between 984 and 8152 bytes (both ends taken). Returns 1 and says why if
+ * the counts are wrong; 0 if right or not decided.
+ */
+static int proto_wrong(const struct tc_coll_info *info, int P, size_t m, char *why, size_t len)
+{
+	const char *env = getenv("TC_VERBS_EAGER");
+	unsigned long lo = 984, hi = 8152;
+	int all_rdv, all_eager;
+
+	if (env && *env)
+		lo = hi = strtoul(env, NULL, 10);
+	all_rdv = m > hi;
+	all_eager = (size_t)P * P * m <= lo;
+	snprintf(why, len, "%u eager, %u by rendezvous", info->eager_sends, info->rendezvous_sends);
+	if (!info->eager_sends && !info->rendezvous_sends) {
+		snprintf(why, len, "no send counted on this rank");
+		return 1;
+	}
+	if ((all_rdv && info->eager_sends) || (all_eager && info->rendezvous_sends)) {
+		snprintf(why, len, "%u eager, %u by rendezvous: all should be %s (eager limit %lu%s)", info->eager_sends,
+			 info->rendezvous_sends, all_rdv ? "rendezvous" : "eager", all_rdv ? hi : lo,
+			 env && *env ? ", TC_VERBS_EAGER" : " or more, the default");
+		return 1;
+	}
+	return 0;
+}
+
 /* One algorithm at one size: two calls (cold, then warm plan), every byte. */
 static int run_algo(tc_comm_t *comm, enum tc_coll_id coll, const char *name, size_t m, int salt)
 {
@@ -105,8 +139,11 @@ static int run_algo(tc_comm_t *comm, enum tc_coll_id coll, const char *name, siz
 		/* not for this shape: no test point, but auto's bytes were checked */
 		put(bad ? 'f' : 'n', label, 2, "%s (auto ran %s, %ld bytes wrong)", info.why, info.algo, bad);
 	} else {
-		put(bad ? 'f' : 'o', label, 2, "%s: %ld of %zu bytes wrong, %.1f ms for 2 calls", info.algo, bad,
-		    2 * (size_t)P * m, now_ms() - t0);
+		char proto[128];
+		int wrong = proto_wrong(&info, P, m, proto, sizeof(proto));
+
+		put(bad || wrong ? 'f' : 'o', label, 2, "%s: %ld of %zu bytes wrong, %.1f ms for 2 calls; sends: %s",
+		    info.algo, bad, 2 * (size_t)P * m, now_ms() - t0, proto);
 	}
 out:
 	free(sb);
