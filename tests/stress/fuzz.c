@@ -1005,7 +1005,9 @@ static void fz_ioctl(void)
 			fz_fabrics[slot].id = out->fabric_id;
 			fz_fabrics[slot].nodes = out->nodes;
 			fz_fabrics[slot].nports = 2 * a.fc.ndims;
-			fz_fabrics[slot].matrix_bytes = (a.fc.matrix_bytes + fz_page - 1) / fz_page * fz_page;
+			/* 0 picks the documented default, 1 MiB (an edge value can be 0) */
+			fz_fabrics[slot].matrix_bytes = a.fc.matrix_bytes ?
+				(a.fc.matrix_bytes + fz_page - 1) / fz_page * fz_page : 1ULL << 20;
 		}
 	} else if (ci == FZ_CREATE && !err && ro) {
 		fz_fail(c->name, "created with a read-only struct (the id cannot reach userspace)");
