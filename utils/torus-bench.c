@@ -130,6 +130,9 @@ struct record {
 	double tx_blocks, lb_blocks;
 	double predicted; /* us, or -1 */
 	double model_us;  /* the library's cost model for what ran (tc_coll_info.predicted_us), or -1 */
+	/* the path of one call (tc_coll_info), summed over the ranks, or -1: ranks that ran it
+	 * zero copy, and its messages by verbs protocol */
+	double zcopy_ranks, eager_sends, rdv_sends;
 	double makespan;  /* virtual us per call (dev: the median of per-call makespans), or -1 */
 	double wall;	  /* dev: median per-call wall time, first rank in to last out, or -1 */
 	long long errors;
@@ -727,6 +730,7 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 	r->size = size;
 	r->predicted = -1;
 	r->model_us = -1;
+	r->zcopy_ranks = r->eager_sends = r->rdv_sends = -1;
 	r->tmed = -1;
 	r->makespan = -1;
 	r->wall = -1;
@@ -756,8 +760,12 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 	snprintf(r->ran, sizeof(r->ran), "%s", algo);
 	if (has_algo) {
 		struct tc_coll_info info = { .size = sizeof(info) };
+		double path[3] = { 0, 0, 0 };
 
 		if (!tc_coll_last(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, &info)) {
+			path[0] = info.zero_copy;
+			path[1] = info.eager_sends;
+			path[2] = info.rendezvous_sends;
 			snprintf(r->ran, sizeof(r->ran), "%s", info.algo);
 			snprintf(r->why, sizeof(r->why), "%s", info.why);
 			r->supported = !info.why[0];
@@ -768,6 +776,15 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 				      1e3;
 			r->model_us = info.predicted_us;
 		}
+		ret = tc_allreduce(comm, path, g, 3, TC_DOUBLE, TC_SUM);
+		if (ret) {
+			set_fail(b, rank, ret, "reducing the call's path");
+			free_bufs(&B);
+			return ret;
+		}
+		r->zcopy_ranks = g[0];
+		r->eager_sends = g[1];
+		r->rdv_sends = g[2];
 	}
 	if (r->supported && b->obar) {
 		fill(o->coll, size, P, rank, it, &B);
@@ -1106,6 +1123,12 @@ static void print_json(const struct bench *b, const char *transport)
 		json_num(stdout, r->makespan);
 		printf(", \"model_us\": ");
 		json_num(stdout, r->model_us);
+		printf(", \"zero_copy_ranks\": ");
+		json_num(stdout, r->zcopy_ranks);
+		printf(", \"eager_sends\": ");
+		json_num(stdout, r->eager_sends);
+		printf(", \"rendezvous_sends\": ");
+		json_num(stdout, r->rdv_sends);
 		printf(", \"wall_us\": ");
 		json_num(stdout, r->wall);
 		if (r->rounds > 1) {
