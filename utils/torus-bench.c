@@ -1061,6 +1061,13 @@ static void json_num(FILE *f, double v)
 		fprintf(f, "%.6g", v);
 }
 
+/* One field of a JSON record: , "name": value (null when negative) */
+static void json_field(const char *name, double v)
+{
+	printf(", \"%s\": ", name);
+	json_num(stdout, v);
+}
+
 static void print_vs_auto_json(const struct bench *b);
 
 static void print_json(const struct bench *b, const char *transport)
@@ -1099,43 +1106,28 @@ static void print_json(const struct bench *b, const char *transport)
 		}
 		printf(", \"bytes\": %.0f, \"time_us\": ", r->bytes);
 		json_num(stdout, r->tavg);
-		printf(", \"time_min_us\": ");
-		json_num(stdout, r->tmin);
-		printf(", \"time_max_us\": ");
-		json_num(stdout, r->tmax);
-		printf(", \"algbw_GBps\": ");
-		json_num(stdout, r->algbw);
-		printf(", \"busbw_GBps\": ");
-		json_num(stdout, r->busbw);
+		json_field("time_min_us", r->tmin);
+		json_field("time_max_us", r->tmax);
+		json_field("algbw_GBps", r->algbw);
+		json_field("busbw_GBps", r->busbw);
 		if (r->predicted >= 0) {
 			printf(", \"steps\": %u, \"transmission_blocks\": ", r->steps);
 			json_num(stdout, r->tx_blocks);
-			printf(", \"lower_bound_blocks\": ");
-			json_num(stdout, r->lb_blocks);
+			json_field("lower_bound_blocks", r->lb_blocks);
 		}
-		printf(", \"predicted_us\": ");
-		json_num(stdout, r->predicted);
-		printf(", \"ratio\": ");
-		json_num(stdout, r->predicted > 0 ? r->tavg / r->predicted : -1);
-		printf(", \"time_med_us\": ");
-		json_num(stdout, r->tmed);
-		printf(", \"makespan_us\": ");
-		json_num(stdout, r->makespan);
-		printf(", \"model_us\": ");
-		json_num(stdout, r->model_us);
-		printf(", \"zero_copy_ranks\": ");
-		json_num(stdout, r->zcopy_ranks);
-		printf(", \"eager_sends\": ");
-		json_num(stdout, r->eager_sends);
-		printf(", \"rendezvous_sends\": ");
-		json_num(stdout, r->rdv_sends);
-		printf(", \"wall_us\": ");
-		json_num(stdout, r->wall);
+		json_field("predicted_us", r->predicted);
+		json_field("ratio", r->predicted > 0 ? r->tavg / r->predicted : -1);
+		json_field("time_med_us", r->tmed);
+		json_field("makespan_us", r->makespan);
+		json_field("model_us", r->model_us);
+		json_field("zero_copy_ranks", r->zcopy_ranks);
+		json_field("eager_sends", r->eager_sends);
+		json_field("rendezvous_sends", r->rdv_sends);
+		json_field("wall_us", r->wall);
 		if (r->rounds > 1) {
 			printf(", \"rounds\": %d, \"round_min_us\": ", r->rounds);
 			json_num(stdout, r->round_min);
-			printf(", \"round_max_us\": ");
-			json_num(stdout, r->round_max);
+			json_field("round_max_us", r->round_max);
 			printf(", \"round_us\": [");
 			for (int k = 0; k < b->o.rounds; k++) {
 				printf(k ? ", " : "");
@@ -1262,25 +1254,18 @@ static void print_vs_auto_json(const struct bench *b)
 	for (int i = 0; i < n; i++) {
 		printf("%s\n  {\"size\": %zu, \"pick\": ", i ? "," : "", v[i].size);
 		json_str(stdout, v[i].autor->ran);
-		printf(", \"auto_us\": ");
-		json_num(stdout, measured(v[i].autor));
-		printf(", \"auto_model_us\": ");
-		json_num(stdout, v[i].autor->model_us);
-		printf(", \"pick_us\": ");
-		json_num(stdout, v[i].pick ? measured(v[i].pick) : -1);
+		json_field("auto_us", measured(v[i].autor));
+		json_field("auto_model_us", v[i].autor->model_us);
+		json_field("pick_us", v[i].pick ? measured(v[i].pick) : -1);
 		printf(", \"best\": ");
 		json_str(stdout, v[i].best->algo);
-		printf(", \"best_us\": ");
-		json_num(stdout, measured(v[i].best));
-		printf(", \"best_model_us\": ");
-		json_num(stdout, v[i].best->model_us);
+		json_field("best_us", measured(v[i].best));
+		json_field("best_model_us", v[i].best->model_us);
 		printf(", \"model_best\": ");
 		json_str(stdout, v[i].model_best ? v[i].model_best->algo : "");
-		printf(", \"ratio\": ");
-		json_num(stdout, v[i].ratio);
+		json_field("ratio", v[i].ratio);
 		if (v[i].paired_vs) {
-			printf(", \"paired\": ");
-			json_num(stdout, v[i].paired);
+			json_field("paired", v[i].paired);
 			printf(", \"paired_vs\": ");
 			json_str(stdout, v[i].paired_vs->algo);
 		}
