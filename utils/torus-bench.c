@@ -714,7 +714,9 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 	int ret = 0;
 	struct bufs B;
 	double t0, t, v[3], g[3], bytes, factor, ms0 = 0, ms1 = 0;
-	long long bad = 0, gbad;
+	/* summed over the ranks at the end: wrong bytes, then the call's path (tc_coll_info
+	 * zero_copy, eager_sends, rendezvous_sends) */
+	long long bad = 0, sums[4] = { 0 }, gsums[4];
 	int it = 0;
 
 	if (has_algo) {
@@ -760,12 +762,11 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 	snprintf(r->ran, sizeof(r->ran), "%s", algo);
 	if (has_algo) {
 		struct tc_coll_info info = { .size = sizeof(info) };
-		double path[3] = { 0, 0, 0 };
 
 		if (!tc_coll_last(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, &info)) {
-			path[0] = info.zero_copy;
-			path[1] = info.eager_sends;
-			path[2] = info.rendezvous_sends;
+			sums[1] = info.zero_copy;
+			sums[2] = info.eager_sends;
+			sums[3] = info.rendezvous_sends;
 			snprintf(r->ran, sizeof(r->ran), "%s", info.algo);
 			snprintf(r->why, sizeof(r->why), "%s", info.why);
 			r->supported = !info.why[0];
@@ -776,15 +777,6 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 				      1e3;
 			r->model_us = info.predicted_us;
 		}
-		ret = tc_allreduce(comm, path, g, 3, TC_DOUBLE, TC_SUM);
-		if (ret) {
-			set_fail(b, rank, ret, "reducing the call's path");
-			free_bufs(&B);
-			return ret;
-		}
-		r->zcopy_ranks = g[0];
-		r->eager_sends = g[1];
-		r->rdv_sends = g[2];
 	}
 	if (r->supported && b->obar) {
 		fill(o->coll, size, P, rank, it, &B);
@@ -846,13 +838,19 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 		r->algbw = r->tavg > 0 ? bytes / r->tavg / 1e3 : 0;
 		r->busbw = r->algbw * factor;
 	}
-	ret = tc_allreduce(comm, &bad, &gbad, 1, TC_INT64, TC_SUM);
+	sums[0] = bad;
+	ret = tc_allreduce(comm, sums, gsums, 4, TC_INT64, TC_SUM);
 	free_bufs(&B);
 	if (ret) {
-		set_fail(b, rank, ret, "reducing the error count");
+		set_fail(b, rank, ret, "reducing the error count and the path");
 		return ret;
 	}
-	r->errors = gbad;
+	r->errors = gsums[0];
+	if (has_algo) {
+		r->zcopy_ranks = gsums[1];
+		r->eager_sends = gsums[2];
+		r->rdv_sends = gsums[3];
+	}
 	return ret;
 }
 
