@@ -206,9 +206,22 @@ const char *tc_comm_transport_name(const tc_comm_t *comm);
 int tc_alltoall(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes);
 int tc_allgather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes);
 
+/*
+ * The collectives, by id. tc_coll_last() and tc_comm_set_algo() take
+ * TC_ALLTOALL or TC_ALLGATHER (the two with a choice of algorithms); the
+ * library names the others in its schedules and messages. The values never
+ * change; new ones are appended.
+ */
 enum tc_coll_id {
 	TC_ALLTOALL = 0,
 	TC_ALLGATHER = 1,
+	TC_REDUCE_SCATTER = 2,
+	TC_ALLREDUCE = 3,
+	TC_BCAST = 4,
+	TC_REDUCE = 5,
+	TC_BARRIER = 6,
+	TC_ALLGATHERV = 7,
+	TC_ALLTOALLV = 8,
 };
 
 /**

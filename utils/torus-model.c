@@ -78,7 +78,7 @@ static void measure(const char *const *names, const struct tc_shape *sh, struct 
 	for (int i = 0; i < NSIZES; i++)
 		sizes[i] = size_of(i);
 	for (int i = 0; names[i]; i++) {
-		const struct tc_algo *a = tc_algo_find(TC_COLL_ALLTOALL, names[i]);
+		const struct tc_algo *a = tc_algo_find(TC_ALLTOALL, names[i]);
 
 		if (!a)
 			continue;

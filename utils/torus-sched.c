@@ -111,7 +111,7 @@ static void list_algos(int coll)
 /* Returns the number of wrong bytes, or -errno. */
 static long run_sim(const struct tc_sched *s, size_t m, size_t *checked)
 {
-	const int N = s->shape.nodes, a2a = s->coll == TC_COLL_ALLTOALL;
+	const int N = s->shape.nodes, a2a = s->coll == TC_ALLTOALL;
 	void **send = calloc(N, sizeof(void *)), **recv = calloc(N, sizeof(void *));
 	long bad = 0;
 	int err = 0;
@@ -303,9 +303,9 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case OPT_COLL:
 			if (!strcmp(optarg, "alltoall"))
-				coll = TC_COLL_ALLTOALL;
+				coll = TC_ALLTOALL;
 			else if (!strcmp(optarg, "allgather"))
-				coll = TC_COLL_ALLGATHER;
+				coll = TC_ALLGATHER;
 			else
 				die(2, "unknown collective '%s' (alltoall or allgather)", optarg);
 			break;
@@ -415,7 +415,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (coll < 0)
-		coll = TC_COLL_ALLTOALL;
+		coll = TC_ALLTOALL;
 	if (!algo_name)
 		die(2, "%s", "--algo is required (see --list)");
 	if (!dims)
@@ -521,7 +521,7 @@ int main(int argc, char **argv)
 		printf(",\"lower_bound_blocks\":%.6g,\"ratio\":%.6g,\"max_link_blocks\":%lld,\"rearranged_blocks\":%lld",
 		       cost.lower_bound_blocks, cost.ratio, (long long)cost.max_link_blocks,
 		       (long long)cost.rearranged_blocks);
-		if (s->coll == TC_COLL_ALLGATHER)
+		if (s->coll == TC_ALLGATHER)
 			printf(",\"lower_bound_steps\":%.6g", cost.lower_bound_steps);
 		printf(",\"claims\":[");
 		{
@@ -585,7 +585,7 @@ int main(int argc, char **argv)
 		printf("  steps %u, messages %u, startups on the critical path %u\n", s->nsteps, s->nmsgs, cost.steps);
 		printf("  transmission %.6g blocks (lockstep %.6g), lower bound %.6g, ratio %.3f\n",
 		       cost.transmission_blocks, cost.lockstep_blocks, cost.lower_bound_blocks, cost.ratio);
-		if (s->coll == TC_COLL_ALLGATHER)
+		if (s->coll == TC_ALLGATHER)
 			printf("  lower bound on steps %.6g, packets per node %d\n", cost.lower_bound_steps, s->npackets);
 		printf("  max link blocks %lld, rearranged blocks %lld\n", (long long)cost.max_link_blocks,
 		       (long long)cost.rearranged_blocks);

@@ -35,6 +35,6 @@ int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const 
 
 /* registry.c: every algorithm, NULL-terminated, and lookup by name. */
 extern const struct tc_algo *const tc_algos[];
-const struct tc_algo *tc_algo_find(enum tc_coll coll, const char *name);
+const struct tc_algo *tc_algo_find(enum tc_coll_id coll, const char *name);
 
 #endif /* TC_ALGOS_H */

@@ -29,7 +29,7 @@ const struct tc_algo *const tc_algos[] = {
 	NULL,
 };
 
-const struct tc_algo *tc_algo_find(enum tc_coll coll, const char *name)
+const struct tc_algo *tc_algo_find(enum tc_coll_id coll, const char *name)
 {
 	for (int i = 0; tc_algos[i]; i++)
 		if (tc_algos[i]->coll == coll && !strcmp(tc_algos[i]->name, name))

@@ -62,20 +62,20 @@ static int tc_check_bcast(struct tc_comm *comm, const struct tc_coll_args *a)
 static int tc_check_reduce(struct tc_comm *comm, const struct tc_coll_args *a, const char *who)
 {
 	size_t esz = tc_dt_size(a->dt);
-	size_t mult = a->kind == TC_COLL_REDUCE_SCATTER ? 3 * (size_t)comm->tp.shape.nodes : 5;
+	size_t mult = a->kind == TC_REDUCE_SCATTER ? 3 * (size_t)comm->tp.shape.nodes : 5;
 	int ret;
 
 	ret = tc_dt_op_check(who, a->dt, a->op);
 	if (ret)
 		return ret;
-	if (a->kind == TC_COLL_REDUCE) {
+	if (a->kind == TC_REDUCE) {
 		ret = tc_check_root(comm, who, a->root);
 		if (ret)
 			return ret;
 	}
 	return tc_check_count(who, a->count, esz, mult) ?: tc_check_buf(who, "sendbuf", a->sendbuf, a->count) ?:
 	       tc_check_buf(who, "recvbuf", a->recvbuf,
-			    a->kind != TC_COLL_REDUCE || comm->tp.rank == a->root ? a->count : 0);
+			    a->kind != TC_REDUCE || comm->tp.rank == a->root ? a->count : 0);
 }
 
 /* Sum of n sizes, -EINVAL on overflow. */
@@ -149,20 +149,20 @@ static int tc_check(struct tc_comm *comm, const struct tc_coll_args *a)
 	if (ret)
 		return ret;
 	switch (a->kind) {
-	case TC_COLL_ALLTOALL:
-	case TC_COLL_ALLGATHER:
+	case TC_ALLTOALL:
+	case TC_ALLGATHER:
 		return tc_check_block(comm, a);
-	case TC_COLL_BARRIER:
+	case TC_BARRIER:
 		return 0;
-	case TC_COLL_BCAST:
+	case TC_BCAST:
 		return tc_check_bcast(comm, a);
-	case TC_COLL_REDUCE:
-	case TC_COLL_ALLREDUCE:
-	case TC_COLL_REDUCE_SCATTER:
+	case TC_REDUCE:
+	case TC_ALLREDUCE:
+	case TC_REDUCE_SCATTER:
 		return tc_check_reduce(comm, a, tc_coll_str(a->kind));
-	case TC_COLL_ALLGATHERV:
+	case TC_ALLGATHERV:
 		return tc_check_allgatherv(comm, a);
-	case TC_COLL_ALLTOALLV:
+	case TC_ALLTOALLV:
 		return tc_check_alltoallv(comm, a);
 	default:
 		break;
@@ -195,7 +195,7 @@ static int tc_issue_nb(struct tc_comm *comm, const struct tc_coll_args *a, tc_re
 
 TC_EXPORT int tc_alltoall(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf,
+	struct tc_coll_args a = { .kind = TC_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf,
 				  .count = block_bytes };
 
 	return tc_issue(comm, &a, NULL);
@@ -203,7 +203,7 @@ TC_EXPORT int tc_alltoall(tc_comm_t *comm, const void *sendbuf, void *recvbuf, s
 
 TC_EXPORT int tc_allgather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf,
+	struct tc_coll_args a = { .kind = TC_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf,
 				  .count = block_bytes };
 
 	return tc_issue(comm, &a, NULL);
@@ -211,14 +211,14 @@ TC_EXPORT int tc_allgather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, 
 
 TC_EXPORT int tc_barrier(tc_comm_t *comm)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_BARRIER };
+	struct tc_coll_args a = { .kind = TC_BARRIER };
 
 	return tc_issue(comm, &a, NULL);
 }
 
 TC_EXPORT int tc_bcast(tc_comm_t *comm, void *buf, size_t count, enum tc_datatype dt, int root)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_BCAST, .recvbuf = buf, .count = count, .dt = dt, .root = root };
+	struct tc_coll_args a = { .kind = TC_BCAST, .recvbuf = buf, .count = count, .dt = dt, .root = root };
 
 	return tc_issue(comm, &a, NULL);
 }
@@ -226,7 +226,7 @@ TC_EXPORT int tc_bcast(tc_comm_t *comm, void *buf, size_t count, enum tc_datatyp
 TC_EXPORT int tc_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, enum tc_datatype dt,
 			enum tc_op op, int root)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+	struct tc_coll_args a = { .kind = TC_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
 				  .dt = dt, .op = op, .root = root };
 
 	return tc_issue(comm, &a, NULL);
@@ -235,7 +235,7 @@ TC_EXPORT int tc_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, siz
 TC_EXPORT int tc_allreduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, enum tc_datatype dt,
 			   enum tc_op op)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+	struct tc_coll_args a = { .kind = TC_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
 				  .dt = dt, .op = op };
 
 	return tc_issue(comm, &a, NULL);
@@ -244,7 +244,7 @@ TC_EXPORT int tc_allreduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, 
 TC_EXPORT int tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
 				enum tc_datatype dt, enum tc_op op)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
+	struct tc_coll_args a = { .kind = TC_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
 				  .count = recvcount, .dt = dt, .op = op };
 
 	return tc_issue(comm, &a, NULL);
@@ -253,7 +253,7 @@ TC_EXPORT int tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recv
 TC_EXPORT int tc_allgatherv(tc_comm_t *comm, const void *sendbuf, size_t sendbytes, void *recvbuf,
 			    const size_t *recvcounts, const size_t *displs)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendbytes,
+	struct tc_coll_args a = { .kind = TC_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendbytes,
 				  .rcounts = recvcounts, .rdispls = displs };
 
 	return tc_issue(comm, &a, NULL);
@@ -262,7 +262,7 @@ TC_EXPORT int tc_allgatherv(tc_comm_t *comm, const void *sendbuf, size_t sendbyt
 TC_EXPORT int tc_alltoallv(tc_comm_t *comm, const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
 			   void *recvbuf, const size_t *recvcounts, const size_t *rdispls)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+	struct tc_coll_args a = { .kind = TC_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf,
 				  .scounts = sendcounts, .sdispls = sdispls, .rcounts = recvcounts, .rdispls = rdispls };
 
 	return tc_issue(comm, &a, NULL);
@@ -271,7 +271,7 @@ TC_EXPORT int tc_alltoallv(tc_comm_t *comm, const void *sendbuf, const size_t *s
 TC_EXPORT int tc_ialltoall(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes,
 			   tc_request_t **req)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = block_bytes };
+	struct tc_coll_args a = { .kind = TC_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = block_bytes };
 
 	return tc_issue_nb(comm, &a, req);
 }
@@ -279,21 +279,21 @@ TC_EXPORT int tc_ialltoall(tc_comm_t *comm, const void *sendbuf, void *recvbuf, 
 TC_EXPORT int tc_iallgather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes,
 			    tc_request_t **req)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = block_bytes };
+	struct tc_coll_args a = { .kind = TC_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = block_bytes };
 
 	return tc_issue_nb(comm, &a, req);
 }
 
 TC_EXPORT int tc_ibarrier(tc_comm_t *comm, tc_request_t **req)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_BARRIER };
+	struct tc_coll_args a = { .kind = TC_BARRIER };
 
 	return tc_issue_nb(comm, &a, req);
 }
 
 TC_EXPORT int tc_ibcast(tc_comm_t *comm, void *buf, size_t count, enum tc_datatype dt, int root, tc_request_t **req)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_BCAST, .recvbuf = buf, .count = count, .dt = dt, .root = root };
+	struct tc_coll_args a = { .kind = TC_BCAST, .recvbuf = buf, .count = count, .dt = dt, .root = root };
 
 	return tc_issue_nb(comm, &a, req);
 }
@@ -301,7 +301,7 @@ TC_EXPORT int tc_ibcast(tc_comm_t *comm, void *buf, size_t count, enum tc_dataty
 TC_EXPORT int tc_ireduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, enum tc_datatype dt,
 			 enum tc_op op, int root, tc_request_t **req)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+	struct tc_coll_args a = { .kind = TC_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
 				  .dt = dt, .op = op, .root = root };
 
 	return tc_issue_nb(comm, &a, req);
@@ -310,7 +310,7 @@ TC_EXPORT int tc_ireduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, si
 TC_EXPORT int tc_iallreduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, enum tc_datatype dt,
 			    enum tc_op op, tc_request_t **req)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+	struct tc_coll_args a = { .kind = TC_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
 				  .dt = dt, .op = op };
 
 	return tc_issue_nb(comm, &a, req);
@@ -319,7 +319,7 @@ TC_EXPORT int tc_iallreduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf,
 TC_EXPORT int tc_ireduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
 				 enum tc_datatype dt, enum tc_op op, tc_request_t **req)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
+	struct tc_coll_args a = { .kind = TC_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
 				  .count = recvcount, .dt = dt, .op = op };
 
 	return tc_issue_nb(comm, &a, req);
@@ -328,7 +328,7 @@ TC_EXPORT int tc_ireduce_scatter(tc_comm_t *comm, const void *sendbuf, void *rec
 TC_EXPORT int tc_iallgatherv(tc_comm_t *comm, const void *sendbuf, size_t sendbytes, void *recvbuf,
 			     const size_t *recvcounts, const size_t *displs, tc_request_t **req)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendbytes,
+	struct tc_coll_args a = { .kind = TC_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendbytes,
 				  .rcounts = recvcounts, .rdispls = displs };
 
 	return tc_issue_nb(comm, &a, req);
@@ -337,7 +337,7 @@ TC_EXPORT int tc_iallgatherv(tc_comm_t *comm, const void *sendbuf, size_t sendby
 TC_EXPORT int tc_ialltoallv(tc_comm_t *comm, const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
 			    void *recvbuf, const size_t *recvcounts, const size_t *rdispls, tc_request_t **req)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+	struct tc_coll_args a = { .kind = TC_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf,
 				  .scounts = sendcounts, .sdispls = sdispls, .rcounts = recvcounts, .rdispls = rdispls };
 
 	return tc_issue_nb(comm, &a, req);

@@ -21,10 +21,6 @@ static const char *const tc_coll_env[2] = {
 	[TC_ALLGATHER] = "TC_ALLGATHER_ALGO",
 };
 
-/* The public collective ids are the library's own for the two they name. */
-_Static_assert((int)TC_ALLTOALL == (int)TC_COLL_ALLTOALL && (int)TC_ALLGATHER == (int)TC_COLL_ALLGATHER,
-	       "enum tc_coll_id and enum tc_coll differ");
-
 /*
  * TC_ZCOPY_MIN: the smallest block (bytes per peer) that runs zero copy;
  * "off" never. The default is the crossover measured on the device (README,
@@ -177,10 +173,10 @@ static int tc_set_override(struct tc_comm *comm, enum tc_coll_id coll, const cha
 		cs->forced = NULL;
 		return 0;
 	}
-	algo = tc_algo_find((enum tc_coll)coll, name);
+	algo = tc_algo_find(coll, name);
 	if (!algo)
 		return tc_err(-ENOENT, "%s%s%s: no %s algorithm of that name (torus-sched --list)", from ? from : "",
-			      from ? "=" : "", name, tc_coll_str((enum tc_coll)coll));
+			      from ? "=" : "", name, tc_coll_str(coll));
 	cs->forced = algo;
 	return 0;
 }
@@ -522,8 +518,8 @@ int __tc_comm_force_algo(tc_comm_t *comm, enum tc_coll_id coll, const struct tc_
 {
 	if (!comm || (unsigned int)coll > TC_ALLGATHER)
 		return tc_err(-EINVAL, "__tc_comm_force_algo: bad argument");
-	if (algo && algo->coll != (enum tc_coll)coll)
-		return tc_err(-EINVAL, "__tc_comm_force_algo: %s is not a %s algorithm", algo->name, tc_coll_str((enum tc_coll)coll));
+	if (algo && algo->coll != coll)
+		return tc_err(-EINVAL, "__tc_comm_force_algo: %s is not a %s algorithm", algo->name, tc_coll_str(coll));
 	comm->coll[coll].forced = algo;
 	return 0;
 }
@@ -544,7 +540,7 @@ TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct t
 			      offsetofend(struct tc_coll_info, block_bytes));
 	cs = &comm->coll[coll];
 	if (!cs->have_last)
-		return tc_err(-ENODATA, "tc_coll_last: no %s has run on this communicator", tc_coll_str((enum tc_coll)coll));
+		return tc_err(-ENODATA, "tc_coll_last: no %s has run on this communicator", tc_coll_str(coll));
 	full = cs->last;
 	{
 		struct tc_cost c;

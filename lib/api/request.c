@@ -49,23 +49,23 @@ struct tc_request {
 static int tc_coll_exec(struct tc_comm *comm, const struct tc_coll_args *a)
 {
 	switch (a->kind) {
-	case TC_COLL_ALLTOALL:
+	case TC_ALLTOALL:
 		return tc_exec_coll(comm, TC_ALLTOALL, a->sendbuf, a->recvbuf, a->count);
-	case TC_COLL_ALLGATHER:
+	case TC_ALLGATHER:
 		return tc_exec_coll(comm, TC_ALLGATHER, a->sendbuf, a->recvbuf, a->count);
-	case TC_COLL_BARRIER:
+	case TC_BARRIER:
 		return tc_exec_barrier(comm);
-	case TC_COLL_BCAST:
+	case TC_BCAST:
 		return tc_exec_bcast(comm, a);
-	case TC_COLL_REDUCE:
+	case TC_REDUCE:
 		return tc_exec_reduce(comm, a);
-	case TC_COLL_ALLREDUCE:
+	case TC_ALLREDUCE:
 		return tc_exec_allreduce(comm, a);
-	case TC_COLL_REDUCE_SCATTER:
+	case TC_REDUCE_SCATTER:
 		return tc_exec_reduce_scatter(comm, a);
-	case TC_COLL_ALLGATHERV:
+	case TC_ALLGATHERV:
 		return tc_exec_allgatherv(comm, a);
-	case TC_COLL_ALLTOALLV:
+	case TC_ALLTOALLV:
 		return tc_exec_alltoallv(comm, a);
 	default:
 		break;

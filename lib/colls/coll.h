@@ -47,7 +47,7 @@
 
 /* One collective call, as issued (validated before it is queued). */
 struct tc_coll_args {
-	enum tc_coll kind;
+	enum tc_coll_id kind;
 	const void *sendbuf;
 	void *recvbuf;	  /* bcast: the buffer */
 	size_t count;	  /* elements (bcast, reduce, allreduce, reduce_scatter: per rank); bytes: alltoall, allgather block, allgatherv send */

@@ -164,7 +164,7 @@ static int tc_probe_rounds(struct tc_comm *comm, double *mine, size_t *big)
 
 int tc_probe_wall(struct tc_comm *comm)
 {
-	struct tc_coll_args a = { .kind = TC_COLL_ALLREDUCE, .count = P_N, .dt = TC_DOUBLE, .op = TC_SUM };
+	struct tc_coll_args a = { .kind = TC_ALLREDUCE, .count = P_N, .dt = TC_DOUBLE, .op = TC_SUM };
 	struct tc_cost_params *c = &comm->tp.cost;
 	double mine[P_N], sum[P_N], P = comm->tp.shape.nodes, x, x1;
 	size_t big;

@@ -147,12 +147,12 @@ static int in_degree_min(const struct tc_shape *sh)
 	return g;
 }
 
-double tc_lower_bound_blocks(const struct tc_shape *sh, enum tc_coll coll)
+double tc_lower_bound_blocks(const struct tc_shape *sh, enum tc_coll_id coll)
 {
 	const double P = sh->nodes;
 	double best = 0;
 
-	if (coll == TC_COLL_ALLTOALL) {
+	if (coll == TC_ALLTOALL) {
 		for (int d = 0; d < sh->ndims; d++) {
 			double n = sh->dims[d];
 			double q = floor(n * n / 4);
@@ -169,7 +169,7 @@ double tc_lower_bound_blocks(const struct tc_shape *sh, enum tc_coll coll)
 		}
 		return ceil_eps(best);
 	}
-	if (coll == TC_COLL_ALLGATHER) {
+	if (coll == TC_ALLGATHER) {
 		for (int d = 0; d < sh->ndims; d++) {
 			int n = sh->dims[d];
 			double b = (sh->wrap_mask & (1u << d)) ? ((n + 1) / 2) / 2.0 : (n + 1) / 2;
@@ -188,9 +188,9 @@ double tc_lower_bound_blocks(const struct tc_shape *sh, enum tc_coll coll)
 	return 0;
 }
 
-static double lower_bound_steps(const struct tc_shape *sh, enum tc_coll coll)
+static double lower_bound_steps(const struct tc_shape *sh, enum tc_coll_id coll)
 {
-	if (coll != TC_COLL_ALLGATHER)
+	if (coll != TC_ALLGATHER)
 		return 0;
 	if (sh->one_port)
 		return sh->nodes - 1;
@@ -205,7 +205,7 @@ static double lower_bound_steps(const struct tc_shape *sh, enum tc_coll coll)
 
 struct tc_cost_state {
 	struct tc_shape shape;
-	enum tc_coll coll;
+	enum tc_coll_id coll;
 	const char *algo;
 	double np;			/* packets per block of an allgather */
 	struct tc_cost_params p;

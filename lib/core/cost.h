@@ -135,6 +135,6 @@ int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, cons
 		  struct tc_cost_state **out);
 int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *st);
 int tc_cost_end(struct tc_cost_state *c, const struct tc_sched *s, double *time_us, struct tc_cost *out);
-double tc_lower_bound_blocks(const struct tc_shape *shape, enum tc_coll coll);
+double tc_lower_bound_blocks(const struct tc_shape *shape, enum tc_coll_id coll);
 
 #endif /* TC_COST_H */

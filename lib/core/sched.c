@@ -31,7 +31,7 @@ struct tc_sched_stream {
 /* The request of tc_sched_build_streamed running in this thread. */
 struct stream_request {
 	const struct tc_shape *shape;
-	enum tc_coll coll;
+	enum tc_coll_id coll;
 	tc_step_sink_fn sink;
 	void *arg;
 	struct tc_sched *attached; /* the schedule it streams, once created */
@@ -41,23 +41,23 @@ struct stream_request {
 static __thread struct stream_request tc_stream_req;
 
 static const char *const tc_coll_names[TC_COLL_NR] = {
-	[TC_COLL_ALLTOALL] = "alltoall",
-	[TC_COLL_ALLGATHER] = "allgather",
-	[TC_COLL_REDUCE_SCATTER] = "reduce_scatter",
-	[TC_COLL_ALLREDUCE] = "allreduce",
-	[TC_COLL_BCAST] = "bcast",
-	[TC_COLL_REDUCE] = "reduce",
-	[TC_COLL_BARRIER] = "barrier",
-	[TC_COLL_ALLGATHERV] = "allgatherv",
-	[TC_COLL_ALLTOALLV] = "alltoallv",
+	[TC_ALLTOALL] = "alltoall",
+	[TC_ALLGATHER] = "allgather",
+	[TC_REDUCE_SCATTER] = "reduce_scatter",
+	[TC_ALLREDUCE] = "allreduce",
+	[TC_BCAST] = "bcast",
+	[TC_REDUCE] = "reduce",
+	[TC_BARRIER] = "barrier",
+	[TC_ALLGATHERV] = "allgatherv",
+	[TC_ALLTOALLV] = "alltoallv",
 };
 
-const char *tc_coll_str(enum tc_coll coll)
+const char *tc_coll_str(enum tc_coll_id coll)
 {
 	return (unsigned int)coll < TC_COLL_NR ? tc_coll_names[coll] : "?";
 }
 
-struct tc_sched *tc_sched_new(const struct tc_shape *shape, enum tc_coll coll, const char *algo, const char *cite,
+struct tc_sched *tc_sched_new(const struct tc_shape *shape, enum tc_coll_id coll, const char *algo, const char *cite,
 			      unsigned int claims)
 {
 	struct tc_sched *s;
@@ -285,9 +285,9 @@ static int check_msg(const struct tc_sched *s, const struct tc_msg *m)
 		const struct tc_blk *b = &s->blks[m->blk_off + i];
 		int bad = b->a < 0 || b->a >= sh->nodes;
 
-		if (s->coll == TC_COLL_ALLTOALL)
+		if (s->coll == TC_ALLTOALL)
 			bad |= b->b < 0 || b->b >= sh->nodes;
-		else if (s->coll == TC_COLL_ALLGATHER)
+		else if (s->coll == TC_ALLGATHER)
 			bad |= b->b < 0 || b->b >= s->npackets;
 		if (bad)
 			return tc_err(-EINVAL, "%s: step %u: message %d -> %d: block {%d,%d} out of range",

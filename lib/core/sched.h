@@ -11,16 +11,16 @@
  * step s (its own data or received in an earlier step).
  *
  * Blocks: struct tc_blk {a, b}. Their meaning depends on sched->coll:
- *   TC_COLL_ALLTOALL   a = origin node, b = final destination node.
+ *   TC_ALLTOALL   a = origin node, b = final destination node.
  *                      Initially node n holds {n, d} for every d != n.
  *                      At the end node d must hold {o, d} for every o != d, each
  *                      received exactly once (the block {n, n} never moves).
- *   TC_COLL_ALLGATHER  a = origin node, b = packet index (0..npackets-1); a node's
+ *   TC_ALLGATHER  a = origin node, b = packet index (0..npackets-1); a node's
  *                      contribution is split into npackets equal packets.
  *                      Broadcast semantics: a node may send a block it holds in
  *                      several messages; every node must receive each {o, p},
  *                      o != node, exactly once.
- *   TC_COLL_REDUCE_SCATTER / TC_COLL_ALLREDUCE / TC_COLL_BCAST / ...: see
+ *   TC_REDUCE_SCATTER / TC_ALLREDUCE / TC_BCAST / ...: see
  *                      lib/coll_*.c; they reuse the same layout.
  *
  * Node numbering is row-major (last coordinate fastest), as in the driver ABI
@@ -32,24 +32,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <toruscoll.h>
+
 #include "base/base.h"
 #include "core/shape.h"
 
-enum tc_coll {
-	TC_COLL_ALLTOALL = 0,
-	TC_COLL_ALLGATHER,
-	TC_COLL_REDUCE_SCATTER,
-	TC_COLL_ALLREDUCE,
-	TC_COLL_BCAST,
-	TC_COLL_REDUCE,
-	TC_COLL_BARRIER,
-	TC_COLL_ALLGATHERV,
-	TC_COLL_ALLTOALLV,
-	TC_COLL_NR,
-};
+/* The collectives are the public enum tc_coll_id (include/toruscoll.h); the
+ * schedules and the cost model know every one of them, the public calls that
+ * take an id (tc_coll_last, tc_comm_set_algo) only TC_ALLTOALL and TC_ALLGATHER. */
+#define TC_COLL_NR (TC_ALLTOALLV + 1)
 
 /* The collective's name ("alltoall", "reduce_scatter", ...); "?" if unknown. */
-const char *tc_coll_str(enum tc_coll coll);
+const char *tc_coll_str(enum tc_coll_id coll);
 
 /* What an algorithm claims; the verifier checks exactly what is claimed. */
 #define TC_CLAIM_CONTENTION_FREE (1u << 0) /* no directed link carries two messages in one step */
@@ -76,7 +70,7 @@ struct tc_msg {
 
 struct tc_sched {
 	struct tc_shape shape;
-	enum tc_coll coll;
+	enum tc_coll_id coll;
 	const char *algo; /* static string, e.g. "at2" */
 	const char *cite; /* paper section, e.g. "Liu et al., All-Port Tori, Sec. 3.2 Algorithm AT2" */
 	unsigned int claims;
@@ -109,7 +103,7 @@ struct tc_sched {
 };
 
 /* Building. All return 0 / index >= 0 or a negative errno (-ENOMEM, -EINVAL). */
-struct tc_sched *tc_sched_new(const struct tc_shape *shape, enum tc_coll coll, const char *algo, const char *cite,
+struct tc_sched *tc_sched_new(const struct tc_shape *shape, enum tc_coll_id coll, const char *algo, const char *cite,
 			      unsigned int claims);
 /* Begin a new step; returns its index. Empty steps are allowed while
  * building and removed by tc_sched_finish(). */
@@ -171,7 +165,7 @@ int tc_sched_build_streamed(const struct tc_algo *algo, const struct tc_shape *s
 /* An algorithm: builds the schedule for a shape or says why not. */
 struct tc_algo {
 	const char *name; /* torus-sched --algo name */
-	enum tc_coll coll;
+	enum tc_coll_id coll;
 	const char *summary;
 	/* 0 and *out set, or -EOPNOTSUPP with *why set to a one-line reason
 	 * (static string) when the shape is not supported, or another -errno. */

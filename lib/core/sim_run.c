@@ -302,9 +302,9 @@ int tc_sim_run(const struct tc_sched *s, size_t block_bytes, void *const *send, 
 		if (!send[n] || !recv[n])
 			return tc_err(-EINVAL, "%s: tc_sim_run: node %d has no buffer", s->algo, n);
 	switch (s->coll) {
-	case TC_COLL_ALLTOALL:
+	case TC_ALLTOALL:
 		return sim_alltoall(s, block_bytes, send, recv);
-	case TC_COLL_ALLGATHER:
+	case TC_ALLGATHER:
 		if (s->npackets < 1 || block_bytes < (size_t)s->npackets)
 			return tc_err(-EINVAL, "%s: tc_sim_run: block_bytes %zu < %d packets", s->algo,
 						  block_bytes, s->npackets);

@@ -144,7 +144,7 @@ static int route_len(const struct tc_shape *sh, const struct tc_msg *m)
 struct tc_verify_state {
 	/* what begin copied from the schedule: the steps are not read from it */
 	struct tc_shape shape;
-	enum tc_coll coll;
+	enum tc_coll_id coll;
 	const char *algo;
 	unsigned int claims;
 	int npackets;
@@ -521,9 +521,9 @@ int tc_verify_begin(const struct tc_sched *s, struct tc_verify_report *r, struct
 			return verify_fail(out, r, err, s->algo, sh->nodes);
 	}
 	err = 0;
-	if (s->coll == TC_COLL_ALLTOALL)
+	if (s->coll == TC_ALLTOALL)
 		err = alltoall_begin(v);
-	else if (s->coll == TC_COLL_ALLGATHER)
+	else if (s->coll == TC_ALLGATHER)
 		err = allgather_begin(v);
 	/* other collectives: structure and claims only (their data checks live with them) */
 	if (err)
@@ -536,7 +536,7 @@ int tc_verify_step(struct tc_verify_state *v, const struct tc_step_view *sv)
 	if (v->started && sv->step <= v->last_step)
 		return tc_err(-EINVAL, "%s: tc_verify_step: step %u after step %u", v->algo, sv->step,
 					  v->last_step);
-	if (v->coll == TC_COLL_ALLTOALL && sv->step >= TAG_MAX_STEPS - 1)
+	if (v->coll == TC_ALLTOALL && sv->step >= TAG_MAX_STEPS - 1)
 		return tc_err(-EOVERFLOW, "%s: tc_verify: step %u: at most %u steps can be checked",
 					  v->algo, sv->step, TAG_MAX_STEPS - 1);
 	v->started = 1;
@@ -544,9 +544,9 @@ int tc_verify_step(struct tc_verify_state *v, const struct tc_step_view *sv)
 	check_links(v, sv);
 	if (v->data_failed)
 		return 0;
-	if (v->coll == TC_COLL_ALLTOALL)
+	if (v->coll == TC_ALLTOALL)
 		alltoall_step(v, sv);
-	else if (v->coll == TC_COLL_ALLGATHER)
+	else if (v->coll == TC_ALLGATHER)
 		allgather_step(v, sv);
 	return 0;
 }
@@ -563,9 +563,9 @@ int tc_verify_end(struct tc_verify_state *v)
 	for (size_t l = 0; l < nlinks; l++)
 		if (r->link_blocks[l] > r->max_link_blocks)
 			r->max_link_blocks = r->link_blocks[l];
-	if (v->coll == TC_COLL_ALLTOALL && v->bs)
+	if (v->coll == TC_ALLTOALL && v->bs)
 		alltoall_end(v);
-	else if (v->coll == TC_COLL_ALLGATHER && v->have)
+	else if (v->coll == TC_ALLGATHER && v->have)
 		allgather_end(v);
 	r->ok = !v->failed;
 	state_free(v);
@@ -591,7 +591,7 @@ int tc_verify(const struct tc_sched *s, struct tc_verify_report *r)
 	memset(r, 0, sizeof(*r));
 	if (!s || !s->step_first)
 		return tc_err(-EINVAL, "tc_verify: schedule not finished (call tc_sched_finish)");
-	if (s->coll == TC_COLL_ALLTOALL && s->nsteps >= TAG_MAX_STEPS)
+	if (s->coll == TC_ALLTOALL && s->nsteps >= TAG_MAX_STEPS)
 		return tc_err(-EOVERFLOW, "%s: tc_verify: %u steps, at most %u can be checked", s->algo,
 					  s->nsteps, TAG_MAX_STEPS - 1);
 	err = tc_verify_begin(s, r, &v);

@@ -101,11 +101,10 @@ static pthread_mutex_t tc_auto_serial = PTHREAD_MUTEX_INITIALIZER;
 
 /* Choose the algorithm (forced or auto) and get its schedule; choice->winner
  * stays -1 when the forced algorithm ran. */
-static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, const struct tc_sched **out,
+static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id coll, size_t m, const struct tc_sched **out,
 			 char *fallback, size_t flen, struct tc_auto_choice *choice)
 {
-	struct tc_coll_state *cs = &comm->coll[id];
-	enum tc_coll coll = id == TC_ALLTOALL ? TC_COLL_ALLTOALL : TC_COLL_ALLGATHER;
+	struct tc_coll_state *cs = &comm->coll[coll];
 	const struct tc_algo *algo;
 	const char *why = NULL;
 	int ret;
@@ -129,13 +128,13 @@ static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id id, size_t m, con
 	ret = tc_auto_choose(coll, &comm->tp.shape, m, &comm->tp.cost, choice);
 	pthread_mutex_unlock(&tc_auto_serial);
 	if (ret)
-		return tc_err(ret, "%s: %s", tc_coll_str((enum tc_coll)id),
+		return tc_err(ret, "%s: %s", tc_coll_str(coll),
 			      ret == -EOPNOTSUPP ? "no algorithm supports this shape" : tc_last_error());
 	algo = choice->cand[choice->winner].algo;
 	why = NULL;
 	ret = tc_sched_get(coll, algo, &comm->tp.shape, out, &why);
 	if (ret)
-		return tc_err(ret, "%s %s: %s", tc_coll_str((enum tc_coll)id), algo->name,
+		return tc_err(ret, "%s %s: %s", tc_coll_str(coll), algo->name,
 			      why ? why : *tc_last_error() ? tc_last_error() : tc_strerror(ret));
 	return 0;
 }
@@ -152,7 +151,7 @@ static int tc_coll_steps(struct tc_comm *comm, enum tc_coll_id id, const struct 
 		for (uint32_t k = p->stage_first[i]; k < p->stage_first[i + 1]; k++)
 			if (p->xfers[p->stages[k].xfer].op == TC_XFER_SEND)
 				tc_stage_copy(p, &p->stages[k], u, 1);
-		ret = tc_step_exec(comm, tc_coll_str((enum tc_coll)id), p->sched->algo, p->step_id[i],
+		ret = tc_step_exec(comm, tc_coll_str(id), p->sched->algo, p->step_id[i],
 				   xfers + p->step_first[i], n);
 		if (ret)
 			return ret;
@@ -173,7 +172,7 @@ static int tc_coll_move(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan
 			void *recvbuf, struct tc_umem *u)
 {
 	size_t P = comm->tp.shape.nodes, m = p->m, me = comm->tp.rank;
-	const char *name = tc_coll_str((enum tc_coll)id);
+	const char *name = tc_coll_str(id);
 	char *base;
 	int ret;
 
@@ -242,7 +241,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	uint64_t e0, r0;
 	int ret;
 
-	ret = tc_comm_usable(comm, tc_coll_str((enum tc_coll)id));
+	ret = tc_comm_usable(comm, tc_coll_str(id));
 	if (ret)
 		return ret;
 	ret = tc_coll_sched(comm, id, m, &s, fallback, sizeof(fallback), &choice);
@@ -250,7 +249,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 		return ret;
 	ret = tc_plan_get(comm, s, m, &p);
 	if (ret)
-		return tc_err(ret, "%s %s: plan for node %d: %s", tc_coll_str((enum tc_coll)id), s->algo, comm->tp.rank,
+		return tc_err(ret, "%s %s: plan for node %d: %s", tc_coll_str(id), s->algo, comm->tp.rank,
 			      *tc_last_error() ? tc_last_error() : tc_strerror(ret));
 	/* allgather sends its own block from the receive buffer: only that is registered */
 	tc_umem_begin(comm, &u, id == TC_ALLTOALL ? sendbuf : NULL, id == TC_ALLTOALL ? P * m : 0, recvbuf, P * m, m);

@@ -441,12 +441,12 @@ int tc_plan_build(const struct tc_sched *s, int node, size_t m, uint32_t max_seg
 
 	if (!s->node_first || !s->node_msgs)
 		return tc_err(-EINVAL, "schedule %s is not finished", s->algo);
-	if (s->coll != TC_COLL_ALLTOALL && s->coll != TC_COLL_ALLGATHER)
+	if (s->coll != TC_ALLTOALL && s->coll != TC_ALLGATHER)
 		return tc_err(-EOPNOTSUPP, "executor: collective %d not supported", s->coll);
 	if (s->nsteps >= TC_TAG_STEP_LIMIT)
 		return tc_err(-E2BIG, "schedule %s has %u steps; tags hold fewer than %u", s->algo, s->nsteps,
 			      TC_TAG_STEP_LIMIT);
-	c.coll_ag = s->coll == TC_COLL_ALLGATHER;
+	c.coll_ag = s->coll == TC_ALLGATHER;
 	c.np = s->npackets > 0 ? s->npackets : 1;
 	tc_plan_count(s, node, &nx, &nsteps, &nocc);
 	p = tc_plan_alloc(&c, nx, nsteps, nocc, max_segs);
@@ -467,7 +467,7 @@ int tc_plan_region(const struct tc_plan *p, uint64_t off, uint64_t *roff)
 {
 	uint64_t Pm = (uint64_t)p->sched->shape.nodes * p->m;
 
-	if (p->sched->coll == TC_COLL_ALLTOALL && off >= p->send_off && off < p->send_off + Pm) {
+	if (p->sched->coll == TC_ALLTOALL && off >= p->send_off && off < p->send_off + Pm) {
 		*roff = off - p->send_off;
 		return TC_UREG_SEND;
 	}

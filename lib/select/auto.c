@@ -41,7 +41,7 @@
 /* Prices of one (collective, shape, size class, parameters). */
 struct tc_auto_entry {
 	struct tc_auto_entry *next;
-	enum tc_coll coll;
+	enum tc_coll_id coll;
 	struct tc_shape shape;
 	size_t lo, hi;
 	struct tc_cost_params params;
@@ -69,7 +69,7 @@ static int params_equal(const struct tc_cost_params *a, const struct tc_cost_par
 }
 
 /* Price candidate c at sizes[0..n) into t[]. */
-static void price(enum tc_coll coll, const struct tc_shape *shape, const struct tc_cost_params *p,
+static void price(enum tc_coll_id coll, const struct tc_shape *shape, const struct tc_cost_params *p,
 		  const size_t *sizes, int n, struct tc_auto_cand *c, double *t)
 {
 	const struct tc_algo *a = c->algo;
@@ -107,7 +107,7 @@ static void price(enum tc_coll coll, const struct tc_shape *shape, const struct 
 	c->steps = cost.steps;
 }
 
-static struct tc_auto_entry *price_all(enum tc_coll coll, const struct tc_shape *shape, size_t lo, size_t hi,
+static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_shape *shape, size_t lo, size_t hi,
 				       const struct tc_cost_params *p)
 {
 	const size_t sizes[2] = { lo, hi };
@@ -174,14 +174,14 @@ static void decide(const struct tc_auto_entry *e, size_t m, struct tc_auto_choic
 	}
 }
 
-int tc_auto_choose(enum tc_coll coll, const struct tc_shape *shape, size_t block_bytes,
+int tc_auto_choose(enum tc_coll_id coll, const struct tc_shape *shape, size_t block_bytes,
 		   const struct tc_cost_params *p, struct tc_auto_choice *out)
 {
 	struct tc_cost_params dflt;
 	struct tc_auto_entry *e, *f;
 	size_t hi = 1;
 
-	if (!shape || !out || (coll != TC_COLL_ALLTOALL && coll != TC_COLL_ALLGATHER))
+	if (!shape || !out || (coll != TC_ALLTOALL && coll != TC_ALLGATHER))
 		return tc_err(-EINVAL, "auto: bad collective, shape or output");
 	if (!p) {
 		tc_cost_params_default(&dflt);
@@ -223,7 +223,7 @@ int tc_auto_choose(enum tc_coll coll, const struct tc_shape *shape, size_t block
 	return 0;
 }
 
-const struct tc_algo *tc_algo_auto(enum tc_coll coll, const struct tc_shape *shape, size_t block_bytes,
+const struct tc_algo *tc_algo_auto(enum tc_coll_id coll, const struct tc_shape *shape, size_t block_bytes,
 				   const struct tc_cost_params *p)
 {
 	struct tc_auto_choice c;

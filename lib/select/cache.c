@@ -19,7 +19,7 @@
 
 struct tc_cache_entry {
 	struct tc_cache_entry *next;
-	enum tc_coll coll;
+	enum tc_coll_id coll;
 	const struct tc_algo *algo;
 	struct tc_shape shape;
 	struct tc_sched *sched; /* NULL when the build failed */
@@ -64,7 +64,7 @@ static void __tc_cache_build(struct tc_cache_entry *e)
 	e->sched = s;
 }
 
-int tc_sched_get(enum tc_coll coll, const struct tc_algo *algo, const struct tc_shape *shape,
+int tc_sched_get(enum tc_coll_id coll, const struct tc_algo *algo, const struct tc_shape *shape,
 		 const struct tc_sched **out, const char **why)
 {
 	struct tc_cache_entry *e;

@@ -36,11 +36,11 @@ struct tc_auto_choice {
 };
 
 /* The winner for (coll, shape, m, p); NULL if no algorithm supports the shape. */
-const struct tc_algo *tc_algo_auto(enum tc_coll coll, const struct tc_shape *shape, size_t block_bytes,
+const struct tc_algo *tc_algo_auto(enum tc_coll_id coll, const struct tc_shape *shape, size_t block_bytes,
 				   const struct tc_cost_params *p);
 /* The same with everything the choice saw. 0, -EOPNOTSUPP (no candidate:
  * out->cand says why each failed), -EINVAL, -ENOMEM. */
-int tc_auto_choose(enum tc_coll coll, const struct tc_shape *shape, size_t block_bytes,
+int tc_auto_choose(enum tc_coll_id coll, const struct tc_shape *shape, size_t block_bytes,
 		   const struct tc_cost_params *p, struct tc_auto_choice *out);
 /* One line saying why the winner won (against the runner-up). */
 void tc_auto_reason(const struct tc_auto_choice *c, char *buf, size_t len);
@@ -49,7 +49,7 @@ unsigned long __tc_auto_pricings(void);
 
 /* cache.c: schedules built once per (coll, algo, shape), shared by every
  * communicator of the process; *why says why a build failed. */
-int tc_sched_get(enum tc_coll coll, const struct tc_algo *algo, const struct tc_shape *shape,
+int tc_sched_get(enum tc_coll_id coll, const struct tc_algo *algo, const struct tc_shape *shape,
 		 const struct tc_sched **out, const char **why);
 
 #endif /* TC_SELECT_H */

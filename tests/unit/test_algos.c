@@ -68,7 +68,7 @@ static uint8_t pat(int o, int d, size_t i)
 static long sim_check(const struct tc_sched *s, size_t m)
 {
 	const int N = s->shape.nodes;
-	const int a2a = s->coll == TC_COLL_ALLTOALL;
+	const int a2a = s->coll == TC_ALLTOALL;
 	void **send = calloc(N, sizeof(void *)), **recv = calloc(N, sizeof(void *));
 	long bad = 0;
 	int err = 0;
@@ -165,7 +165,7 @@ static void test_auto_and_cache(void)
 		if (sh.nodes > 100)
 			continue;
 		tc_shape_str(&sh, name, sizeof(name));
-		for (int coll = TC_COLL_ALLTOALL; coll <= TC_COLL_ALLGATHER; coll++) {
+		for (int coll = TC_ALLTOALL; coll <= TC_ALLGATHER; coll++) {
 			const struct tc_algo *a = tc_algo_auto(coll, &sh, 64, NULL);
 			const struct tc_sched *s1 = NULL, *s2 = NULL;
 			const char *why = NULL;
@@ -173,7 +173,7 @@ static void test_auto_and_cache(void)
 
 			if (!a) {
 				tap_diag("auto %s %s: no algorithm supports this shape yet",
-					 coll == TC_COLL_ALLTOALL ? "alltoall" : "allgather", name);
+					 coll == TC_ALLTOALL ? "alltoall" : "allgather", name);
 				continue;
 			}
 			if (tc_sched_get(coll, a, &sh, &s1, &why) || tc_sched_get(coll, a, &sh, &s2, &why)) {
@@ -182,7 +182,7 @@ static void test_auto_and_cache(void)
 			}
 			bad = sim_check(s1, 5);
 			tap_ok(s1 == s2 && bad == 0, "auto %s %s: %s, cached once, every byte right",
-			       coll == TC_COLL_ALLTOALL ? "alltoall" : "allgather", name, a->name);
+			       coll == TC_ALLTOALL ? "alltoall" : "allgather", name, a->name);
 		}
 	}
 }
@@ -198,7 +198,7 @@ static void *get_thread(void *arg)
 	struct getter *g = arg;
 	const char *why;
 
-	g->err = tc_sched_get(TC_COLL_ALLTOALL, &tc_algo_pairwise, &g->shape, &g->got, &why);
+	g->err = tc_sched_get(TC_ALLTOALL, &tc_algo_pairwise, &g->shape, &g->got, &why);
 	return NULL;
 }
 

@@ -243,7 +243,7 @@ static double now(void)
 
 static void run_case(const char *name, expect_fn fn, const char *dims, int mesh)
 {
-	const struct tc_algo *al = tc_algo_find(TC_COLL_ALLTOALL, name);
+	const struct tc_algo *al = tc_algo_find(TC_ALLTOALL, name);
 	struct tc_verify_report rep;
 	struct tc_sched *s = NULL;
 	struct tc_shape sh;
@@ -302,7 +302,7 @@ static void run_case(const char *name, expect_fn fn, const char *dims, int mesh)
 			       cost.lower_bound_blocks);
 		}
 		if (e.pad_le) {
-			const struct tc_algo *pad = tc_algo_find(TC_COLL_ALLTOALL, "pad");
+			const struct tc_algo *pad = tc_algo_find(TC_ALLTOALL, "pad");
 			struct tc_sched *ps = NULL;
 			struct tc_cost pc;
 			const char *pwhy = NULL;
@@ -378,7 +378,7 @@ int main(void)
 		static const char *const dims[] = { "8", "8x8", "8x8", "4x4x4", "5x7" };
 
 		for (int i = 0; i < N(names); i++) {
-			const struct tc_algo *al = tc_algo_find(TC_COLL_ALLTOALL, names[i]);
+			const struct tc_algo *al = tc_algo_find(TC_ALLTOALL, names[i]);
 			struct tc_sched *s = NULL;
 			struct tc_shape sh;
 			const char *why = NULL;

@@ -68,7 +68,7 @@ static double worst_ratio;
 static char worst_case[160];
 
 /* One (shape, collective, parameters): every size. */
-static void check_grid_point(const struct tc_shape *sh, const char *name, enum tc_coll coll, int pi)
+static void check_grid_point(const struct tc_shape *sh, const char *name, enum tc_coll_id coll, int pi)
 {
 	const struct tc_cost_params *p = &params[pi].p;
 	double t[TC_AUTO_MAX_CANDS][NSIZES];
@@ -157,7 +157,7 @@ static void test_grid(void)
 			continue;
 		}
 		tc_shape_str(&sh, name, sizeof(name));
-		for (int coll = TC_COLL_ALLTOALL; coll <= TC_COLL_ALLGATHER; coll++)
+		for (int coll = TC_ALLTOALL; coll <= TC_ALLGATHER; coll++)
 			for (int pi = 0; pi < 2; pi++)
 				check_grid_point(&sh, name, coll, pi);
 	}
@@ -174,10 +174,10 @@ static void test_cached(void)
 
 	tc_shape_parse(&sh, "4x4x4", 0, 0);
 	n0 = __tc_auto_pricings();
-	tc_auto_choose(TC_COLL_ALLTOALL, &sh, 4096, &p, &a);
+	tc_auto_choose(TC_ALLTOALL, &sh, 4096, &p, &a);
 	n1 = __tc_auto_pricings();
 	/* the grid priced this class already; 3000 B is in the same class (2048, 4096] */
-	tc_auto_choose(TC_COLL_ALLTOALL, &sh, 3000, &p, &b);
+	tc_auto_choose(TC_ALLTOALL, &sh, 3000, &p, &b);
 	tap_ok(n1 == n0 && __tc_auto_pricings() == n1 && a.winner >= 0 && b.winner >= 0,
 	       "4x4x4 alltoall 4 KiB and 3000 B again: nothing priced (%lu, %lu, %lu pricings)", n0, n1,
 	       __tc_auto_pricings());
@@ -188,17 +188,17 @@ static void test_cached(void)
 
 	p.ts_us *= 2;
 	n1 = __tc_auto_pricings();
-	tc_auto_choose(TC_COLL_ALLTOALL, &sh, 4096, &p, &a);
+	tc_auto_choose(TC_ALLTOALL, &sh, 4096, &p, &a);
 	n2 = __tc_auto_pricings();
-	tc_auto_choose(TC_COLL_ALLTOALL, &sh, 4096, &p, &b);
+	tc_auto_choose(TC_ALLTOALL, &sh, 4096, &p, &b);
 	tap_ok(n2 > n1 && __tc_auto_pricings() == n2 && a.winner == b.winner,
 	       "other parameters are priced once: %lu candidates, then none", n2 - n1);
 
 	/* a size class not asked before */
 	n1 = __tc_auto_pricings();
-	tc_auto_choose(TC_COLL_ALLGATHER, &sh, 5 << 20, &p, &a);
+	tc_auto_choose(TC_ALLGATHER, &sh, 5 << 20, &p, &a);
 	n2 = __tc_auto_pricings();
-	tc_auto_choose(TC_COLL_ALLGATHER, &sh, 6 << 20, &p, &b);
+	tc_auto_choose(TC_ALLGATHER, &sh, 6 << 20, &p, &b);
 	tap_ok(n2 > n1 && __tc_auto_pricings() == n2 && a.class_hi == 8 << 20 && b.class_hi == 8 << 20,
 	       "5 MiB then 6 MiB allgather: one class (%zu, %zu], priced once (%lu candidates)", a.class_lo, a.class_hi,
 	       n2 - n1);
@@ -210,7 +210,7 @@ static void test_hop_term(void)
 	const size_t m[2] = { 8, 1000 };
 	struct tc_msg msg = { .src = 0, .dst = 3, .route = { 3 }, .nblk = 2 };
 	struct tc_step_view v = { .step = 0, .nmsgs = 1, .msgs = &msg };
-	struct tc_sched s = { .coll = TC_COLL_ALLTOALL, .algo = "one message", .npackets = 1 };
+	struct tc_sched s = { .coll = TC_ALLTOALL, .algo = "one message", .npackets = 1 };
 	struct tc_cost_state *c;
 	struct tc_cost out;
 	double t[2] = { 0, 0 };
@@ -298,7 +298,7 @@ static void test_coll_last(void)
 
 	/* the simulator prices with the module's defaults */
 	ret = launch(sim, &r, m, sizeof(struct tc_coll_info));
-	tc_auto_choose(TC_COLL_ALLTOALL, &sh, m, NULL, &ch);
+	tc_auto_choose(TC_ALLTOALL, &sh, m, NULL, &ch);
 	tap_ok(!ret && ch.winner >= 0 && ch.runner_up >= 0 && !strcmp(r.info.algo, ch.cand[ch.winner].algo->name) &&
 		       r.info.predicted_us == ch.cand[ch.winner].us &&
 		       !strcmp(r.info.runner_up, ch.cand[ch.runner_up].algo->name) &&
@@ -316,7 +316,7 @@ static void test_coll_last(void)
 	setenv("TC_COST_RHO_US", "0.014", 1);
 	setenv("TC_COST_HOP_US", "0", 1);
 	ret = launch(sim, &r, m, sizeof(struct tc_coll_info));
-	tc_auto_choose(TC_COLL_ALLTOALL, &sh, m, &params[1].p, &ch);
+	tc_auto_choose(TC_ALLTOALL, &sh, m, &params[1].p, &ch);
 	tap_ok(!ret && ch.winner >= 0 && !strcmp(r.info.algo, ch.cand[ch.winner].algo->name) &&
 		       r.info.predicted_us == ch.cand[ch.winner].us,
 	       "TC_COST_TS_US=75 TC_COST_TW_US=0.011 TC_COST_RHO_US=0.014: ran %s, predicted %.6g us (auto at the "
@@ -335,7 +335,7 @@ static void test_coll_last(void)
 
 		p.block_bytes = m;
 		tap_ok(!ret && !strcmp(r.info.algo, "direct") && !r.info.runner_up[0] &&
-			       !tc_sched_get(TC_COLL_ALLTOALL, &tc_algo_direct, &sh, &s, &why) &&
+			       !tc_sched_get(TC_ALLTOALL, &tc_algo_direct, &sh, &s, &why) &&
 			       !tc_cost_eval(s, &p, &c) && r.info.predicted_us == c.time_us,
 		       "TC_ALLTOALL_ALGO=direct still forces it: ran %s, predicted %.6g us, runner-up '%s'", r.info.algo,
 		       r.info.predicted_us, r.info.runner_up);

@@ -223,7 +223,7 @@ static void check_auto(const char *dims, int want)
 
 	err = tc_shape_parse(&sh, dims, 0, 0);
 	if (!err)
-		err = tc_auto_choose(TC_COLL_ALLGATHER, &sh, 64, NULL, &ch);
+		err = tc_auto_choose(TC_ALLGATHER, &sh, 64, NULL, &ch);
 	while (!err && i < ch.ncand && ch.cand[i].algo != &tc_algo_calvin)
 		i++;
 	if (!tap_ok(!err && i < ch.ncand, "auto on %s: calvin is one of its candidates", dims))

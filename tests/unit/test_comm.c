@@ -44,7 +44,7 @@ static int build_hops(const struct tc_shape *sh, struct tc_sched **out, const ch
 	int cp[TC_MAX_DIMS], cd[TC_MAX_DIMS];
 	struct tc_sched *s;
 
-	s = tc_sched_new(sh, TC_COLL_ALLTOALL, "t-hops", "test: store and forward", TC_CLAIM_CONTENTION_FREE |
+	s = tc_sched_new(sh, TC_ALLTOALL, "t-hops", "test: store and forward", TC_CLAIM_CONTENTION_FREE |
 			 TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP);
 	pos = malloc(sizeof(*pos) * P * P);
 	if (!s || !pos)
@@ -117,7 +117,7 @@ err:
 static int build_worm(const struct tc_shape *sh, struct tc_sched **out, const char **why)
 {
 	int P = sh->nodes, ret = -ENOMEM;
-	struct tc_sched *s = tc_sched_new(sh, TC_COLL_ALLTOALL, "t-worm", "test: direct multi-hop", 0);
+	struct tc_sched *s = tc_sched_new(sh, TC_ALLTOALL, "t-worm", "test: direct multi-hop", 0);
 
 	if (!s)
 		goto err;
@@ -152,7 +152,7 @@ static int build_ag2(const struct tc_shape *sh, struct tc_sched **out, const cha
 {
 	int P = sh->nodes, ret = -ENOMEM;
 	int cx[TC_MAX_DIMS], co[TC_MAX_DIMS];
-	struct tc_sched *s = tc_sched_new(sh, TC_COLL_ALLGATHER, "t-ag2", "test: two-packet ring allgather", 0);
+	struct tc_sched *s = tc_sched_new(sh, TC_ALLGATHER, "t-ag2", "test: two-packet ring allgather", 0);
 
 	if (!s)
 		goto err;
@@ -198,9 +198,9 @@ err:
 	return ret < 0 ? ret : -ENOMEM;
 }
 
-static const struct tc_algo t_hops = { "t-hops", TC_COLL_ALLTOALL, "test", build_hops, 0 };
-static const struct tc_algo t_worm = { "t-worm", TC_COLL_ALLTOALL, "test", build_worm, 0 };
-static const struct tc_algo t_ag2 = { "t-ag2", TC_COLL_ALLGATHER, "test", build_ag2, 0 };
+static const struct tc_algo t_hops = { "t-hops", TC_ALLTOALL, "test", build_hops, 0 };
+static const struct tc_algo t_worm = { "t-worm", TC_ALLTOALL, "test", build_worm, 0 };
+static const struct tc_algo t_ag2 = { "t-ag2", TC_ALLGATHER, "test", build_ag2, 0 };
 
 /* ---- running a collective on every node ---------------------------------- */
 
@@ -428,7 +428,7 @@ static void test_shapes(void)
 			const struct tc_algo *mine[] = { &t_hops, &t_worm, &t_ag2 };
 
 			for (int k = 0; k < 6; k++) {
-				struct run run = { .coll = mine[k % 3]->coll == TC_COLL_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER,
+				struct run run = { .coll = mine[k % 3]->coll == TC_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER,
 						   .algo = mine[k % 3], .m = { 8, 13, 1 }, .max_segs = k < 3 ? 0 : 2 };
 
 				run_case(sim, sc->label, &run);
@@ -440,9 +440,9 @@ static void test_shapes(void)
 			const char *why;
 			struct run run = { .name = a->name, .m = { 16, 5, 0 } };
 
-			if (a->coll != TC_COLL_ALLTOALL && a->coll != TC_COLL_ALLGATHER)
+			if (a->coll != TC_ALLTOALL && a->coll != TC_ALLGATHER)
 				continue;
-			run.coll = a->coll == TC_COLL_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER;
+			run.coll = a->coll == TC_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER;
 			if (!builds(a, &sh, &why)) {
 				tap_diag("%s: %s does not build: %s", sc->label, a->name, why ? why : "?");
 				continue;
@@ -661,7 +661,7 @@ static void test_errors(void)
 		const char *why;
 
 		tc_shape_parse(&sh, "4x4", 0, 0);
-		if (builds(tc_algo_find(TC_COLL_ALLTOALL, "ar"), &sh, &why)) {
+		if (builds(tc_algo_find(TC_ALLTOALL, "ar"), &sh, &why)) {
 			tap_skip("fallback: ar unexpectedly builds on 4x4");
 		} else {
 			ret = tc_sim_launch(sim, node_main, &run);

@@ -93,7 +93,7 @@ static void test_builder(void)
 	int8_t r[TC_MAX_DIMS] = { 0 };
 	int err;
 
-	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
+	sc = tc_sched_new(&s, TC_ALLTOALL, "t", "", 0);
 	err = tc_sched_msg(sc, 0, 1, NULL);
 	tap_ok(err == -EINVAL, "builder: msg before step is -EINVAL (%s)", tc_last_error());
 	tap_ok(tc_sched_blk(sc, 0, 1) == -EINVAL, "builder: blk before msg is -EINVAL");
@@ -126,7 +126,7 @@ static void test_builder(void)
 	       "builder: no changes after finish");
 	tc_sched_free(sc);
 
-	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
+	sc = tc_sched_new(&s, TC_ALLTOALL, "t", "", 0);
 	tc_sched_step(sc);
 	r[0] = 1;
 	tc_sched_msg(sc, 0, 1, r);
@@ -136,7 +136,7 @@ static void test_builder(void)
 	       "builder: route not leading to dst is -EINVAL (%s)", tc_last_error());
 	tc_sched_free(sc);
 
-	sc = tc_sched_new(&m, TC_COLL_ALLTOALL, "t", "", 0);
+	sc = tc_sched_new(&m, TC_ALLTOALL, "t", "", 0);
 	tc_sched_step(sc);
 	r[0] = -1;
 	tc_sched_msg(sc, 0, 3, r);
@@ -146,7 +146,7 @@ static void test_builder(void)
 	       "builder: route leaving a mesh is -EINVAL (%s)", tc_last_error());
 	tc_sched_free(sc);
 
-	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
+	sc = tc_sched_new(&s, TC_ALLTOALL, "t", "", 0);
 	tc_sched_step(sc);
 	tc_sched_msg(sc, 0, 1, NULL);
 	tc_sched_blk(sc, 0, 99);
@@ -155,7 +155,7 @@ static void test_builder(void)
 	       tc_last_error());
 	tc_sched_free(sc);
 
-	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
+	sc = tc_sched_new(&s, TC_ALLTOALL, "t", "", 0);
 	tc_sched_step(sc);
 	tc_sched_msg(sc, 5, 5, NULL);
 	tc_sched_blk(sc, 5, 6);
@@ -167,7 +167,7 @@ static void test_builder(void)
 	tap_ok(tc_sched_new(&s, TC_COLL_NR, "t", "", 0) == NULL, "builder: unknown collective refused");
 
 	/* messages whose step an algorithm rewrote after adding them are sorted, blocks follow */
-	sc = tc_sched_new(&s, TC_COLL_ALLTOALL, "t", "", 0);
+	sc = tc_sched_new(&s, TC_ALLTOALL, "t", "", 0);
 	tc_sched_step(sc);
 	tc_sched_step(sc);
 	tc_sched_msg(sc, 0, 1, NULL);
@@ -207,7 +207,7 @@ enum fault {
  */
 static struct tc_sched *a2a_ring4(const struct tc_shape *s, enum fault f, unsigned int claims)
 {
-	struct tc_sched *sc = tc_sched_new(s, TC_COLL_ALLTOALL, "ring4", "test", claims);
+	struct tc_sched *sc = tc_sched_new(s, TC_ALLTOALL, "ring4", "test", claims);
 
 	tc_sched_step(sc);
 	for (int n = 0; n < 4; n++) {
@@ -244,7 +244,7 @@ static struct tc_sched *a2a_ring4(const struct tc_shape *s, enum fault f, unsign
 /* Alltoall on a 4-ring, direct: step k-1 every n sends {n,n+k} along the default route. */
 static struct tc_sched *a2a_direct4(const struct tc_shape *s, unsigned int claims)
 {
-	struct tc_sched *sc = tc_sched_new(s, TC_COLL_ALLTOALL, "direct4", "test", claims);
+	struct tc_sched *sc = tc_sched_new(s, TC_ALLTOALL, "direct4", "test", claims);
 
 	for (int k = 1; k < 4; k++) {
 		tc_sched_step(sc);
@@ -264,7 +264,7 @@ static struct tc_sched *a2a_direct4(const struct tc_shape *s, unsigned int claim
  */
 static struct tc_sched *ag_ring4(const struct tc_shape *s, enum fault f, unsigned int claims)
 {
-	struct tc_sched *sc = tc_sched_new(s, TC_COLL_ALLGATHER, "agring4", "test", claims);
+	struct tc_sched *sc = tc_sched_new(s, TC_ALLGATHER, "agring4", "test", claims);
 
 	tc_sched_step(sc);
 	for (int n = 0; n < 4; n++) {
@@ -466,7 +466,7 @@ static void test_verify_ag_twice(void)
 {
 	struct tc_shape r4 = shape("4", 0, 0);
 	struct tc_sched *sc = ag_ring4(&r4, F_NONE, 0);
-	struct tc_sched *s2 = tc_sched_new(&r4, TC_COLL_ALLGATHER, "agtwice", "test", 0);
+	struct tc_sched *s2 = tc_sched_new(&r4, TC_ALLGATHER, "agtwice", "test", 0);
 	int bad;
 
 	/* copy sc and add a third step: node 1 sends {1,0} to node 2 again */
@@ -547,7 +547,7 @@ static void test_cost(void)
 	 * = 1 block: transmission 2, lockstep 2; a (n,+) link carries 4 packets.
 	 * Bound: one node receives 3 blocks through 2 links: ceil(1.5) = 2.
 	 */
-	sc = tc_sched_new(&r4, TC_COLL_ALLGATHER, "ag2p", "test", TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
+	sc = tc_sched_new(&r4, TC_ALLGATHER, "ag2p", "test", TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	sc->npackets = 2;
 	tc_sched_step(sc);
 	for (int n = 0; n < 4; n++)
@@ -576,27 +576,27 @@ static void test_cost(void)
 
 	/* Lower bounds against the papers' and the notes' formulas. */
 	s = shape("8x8", 0, 0);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 64), "bound: 8x8 torus N1*prod/8 = 64");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLTOALL), 64), "bound: 8x8 torus N1*prod/8 = 64");
 	s = shape("8x16", 0, 0);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 256), "bound: 8x16 torus 16*128/8 = 256");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLTOALL), 256), "bound: 8x16 torus 16*128/8 = 256");
 	s = shape("6", 0, 0);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 5), "bound: 6-ring ceil(36/8) = 5");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLTOALL), 5), "bound: 6-ring ceil(36/8) = 5");
 	s = shape("5x7", 0, 0);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 30), "bound: 5x7 ceil(max(7*6, 5*12)/2) = 30");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLTOALL), 30), "bound: 5x7 ceil(max(7*6, 5*12)/2) = 30");
 	s = shape("6x6", 0, 0);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 27), "bound: 6x6 6*9/2 = 27");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLTOALL), 27), "bound: 6x6 6*9/2 = 27");
 	s = shape("4x4", 1, 0);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 16), "bound: 4x4 mesh bisection 16*4/4 = 16");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLTOALL), 16), "bound: 4x4 mesh bisection 16*4/4 = 16");
 	s = shape("4x4", 0, 1);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 15), "bound: one-port 4x4 receives 15 blocks serially");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLTOALL), 15), "bound: one-port 4x4 receives 15 blocks serially");
 	s = shape("4x4x4", 0, 0);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 32), "bound: 4x4x4 torus 4*64/8 = 32");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLTOALL), 32), "bound: 4x4x4 torus 4*64/8 = 32");
 	s = shape("2x4", 0, 0);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLTOALL), 4), "bound: 2x4 torus, size-2 dim has two links: 8*4/8 = 4");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLTOALL), 4), "bound: 2x4 torus, size-2 dim has two links: 8*4/8 = 4");
 	s = shape("5x5", 0, 0);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLGATHER), 6), "bound: allgather 5x5 torus ceil(24/4) = 6");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLGATHER), 6), "bound: allgather 5x5 torus ceil(24/4) = 6");
 	s = shape("5x5", 1, 0);
-	tap_ok(near(tc_lower_bound_blocks(&s, TC_COLL_ALLGATHER), 12), "bound: allgather 5x5 mesh corner ceil(24/2) = 12");
+	tap_ok(near(tc_lower_bound_blocks(&s, TC_ALLGATHER), 12), "bound: allgather 5x5 mesh corner ceil(24/2) = 12");
 }
 
 /*
@@ -609,7 +609,7 @@ struct tmsg {
 
 static struct tc_sched *hand_sched(const struct tc_shape *s, const struct tmsg *m, int n)
 {
-	struct tc_sched *sc = tc_sched_new(s, TC_COLL_ALLTOALL, "hand", "", 0);
+	struct tc_sched *sc = tc_sched_new(s, TC_ALLTOALL, "hand", "", 0);
 	int step = -1;
 
 	for (int i = 0; i < n; i++) {

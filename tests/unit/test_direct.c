@@ -124,7 +124,7 @@ static int all_one_hop(const struct tc_sched *s)
 static int run_sim(const struct tc_sched *s, char *why, size_t len)
 {
 	const int n = s->shape.nodes;
-	const int a2a = s->coll == TC_COLL_ALLTOALL;
+	const int a2a = s->coll == TC_ALLTOALL;
 	const size_t sbytes = a2a ? (size_t)n * BLOCK : BLOCK, rbytes = (size_t)n * BLOCK;
 	void **snd = calloc(n, sizeof(void *)), **rcv = calloc(n, sizeof(void *));
 	int err = -ENOMEM, bad = 0;
@@ -208,7 +208,7 @@ static void check_one(const struct tc_algo *al, const struct tc_shape *sh, const
 	int err, ok;
 
 	err = al->build(sh, &s, &why);
-	if (!tap_ok(err == 0, "%s %s on %s: builds (%d %s)", al->name, al->coll == TC_COLL_ALLTOALL ? "alltoall" : "allgather", name, err,
+	if (!tap_ok(err == 0, "%s %s on %s: builds (%d %s)", al->name, al->coll == TC_ALLTOALL ? "alltoall" : "allgather", name, err,
 		    why ? why : ""))
 		return;
 	memset(&r, 0, sizeof(r));

@@ -331,7 +331,7 @@ static void test_ham2_one(int n1, int n2)
  */
 static void test_ham1_full_cycles_one(int n1, int n2)
 {
-	struct tc_algo a = { .name = "gossip-ham1(full cycles)", .coll = TC_COLL_ALLGATHER,
+	struct tc_algo a = { .name = "gossip-ham1(full cycles)", .coll = TC_ALLGATHER,
 			     .build = __tc_gossip_ham1_full_cycles };
 	int dims[2] = { n1, n2 }, mb;
 	struct tc_verify_report r;
@@ -355,7 +355,7 @@ static void test_ham1_full_cycles_one(int n1, int n2)
 /* The paper's partial cycles for one odd side (the library prefers full cycles there). */
 static void test_ham2_partial_one(int n1, int n2)
 {
-	struct tc_algo a = { .name = "gossip-ham2(partial)", .coll = TC_COLL_ALLGATHER,
+	struct tc_algo a = { .name = "gossip-ham2(partial)", .coll = TC_ALLGATHER,
 			     .build = __tc_gossip_ham2_partial };
 	int dims[2] = { n1, n2 };
 	struct tc_verify_report r;

@@ -64,7 +64,7 @@ static char worst_shape[2][32], slowest_shape[32];
 
 static void run_shape(const char *dims)
 {
-	const struct tc_algo *al = tc_algo_find(TC_COLL_ALLTOALL, "allport-kd");
+	const struct tc_algo *al = tc_algo_find(TC_ALLTOALL, "allport-kd");
 	struct tc_verify_report rep;
 	struct tc_shape sh;
 	struct tc_cost cost;

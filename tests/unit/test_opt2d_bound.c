@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 {
 	static const int big[][2] = { { 17, 17 }, { 2, 32 }, { 32, 2 }, { 3, 32 }, { 31, 4 }, { 18, 19 }, { 20, 21 },
 				       { 22, 22 }, { 25, 24 }, { 30, 7 }, { 32, 31 }, { 32, 32 } };
-	const struct tc_algo *al = tc_algo_find(TC_COLL_ALLTOALL, "opt2d");
+	const struct tc_algo *al = tc_algo_find(TC_ALLTOALL, "opt2d");
 	const char *env = getenv("TC_OPT2D_SWEEP");
 	const int all = (argc > 1 && !strcmp(argv[1], "--all")) || (env && !strcmp(env, "all"));
 	double t0 = now();

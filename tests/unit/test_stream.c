@@ -187,7 +187,7 @@ static void test_all_algorithms(void)
 		int supported = 0, same = 0;
 		char first_bad[800] = "";
 
-		if (a->coll != TC_COLL_ALLTOALL && a->coll != TC_COLL_ALLGATHER)
+		if (a->coll != TC_ALLTOALL && a->coll != TC_ALLGATHER)
 			continue;
 		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
 			struct outcome w, s;
@@ -222,7 +222,7 @@ static void test_all_algorithms(void)
 		}
 		tap_ok(supported >= 2 && same == supported,
 		       "%s %s: streamed verify + cost equal the whole path on all %d supported shapes (%d equal)%s%s",
-		       a->coll == TC_COLL_ALLTOALL ? "alltoall" : "allgather", a->name, supported, same,
+		       a->coll == TC_ALLTOALL ? "alltoall" : "allgather", a->name, supported, same,
 		       first_bad[0] ? "; " : "", first_bad);
 	}
 }
@@ -251,7 +251,7 @@ static struct tc_blk not_held(const struct tc_sched *src, const struct tc_msg *m
 	const int N = src->shape.nodes;
 	struct tc_blk x = *b;
 
-	if (src->coll == TC_COLL_ALLTOALL) {
+	if (src->coll == TC_ALLTOALL) {
 		/* step 0: a node holds only its own blocks */
 		for (x.a = 0; x.a == m->src || x.a == x.b; x.a++)
 			;
@@ -322,13 +322,13 @@ static int replay_build(const struct tc_shape *shape, struct tc_sched **out, con
 
 static const struct tc_algo replay = {
 	.name = "replay",
-	.coll = TC_COLL_ALLTOALL, /* set to the source's collective before use */
+	.coll = TC_ALLTOALL, /* set to the source's collective before use */
 	.summary = "test: a kept schedule replayed with one corruption",
 	.build = replay_build,
 };
 
 /* Build the source whole, replay it corrupted both ways, compare. */
-static void corrupted(const char *algo, enum tc_coll coll, const char *dims, enum corrupt kind, uint32_t at,
+static void corrupted(const char *algo, enum tc_coll_id coll, const char *dims, enum corrupt kind, uint32_t at,
 		      int want_err, const char *want, const char *what)
 {
 	const struct tc_algo *a = tc_algo_find(coll, algo);
@@ -383,7 +383,7 @@ static int count_sink(void *arg, const struct tc_sched *s, const struct tc_step_
 
 static void test_views(void)
 {
-	const struct tc_algo *a = tc_algo_find(TC_COLL_ALLTOALL, "at2");
+	const struct tc_algo *a = tc_algo_find(TC_ALLTOALL, "at2");
 	struct tc_sched *src = NULL, *s = NULL;
 	struct tc_algo rp = replay;
 	struct seen x = { 0 };
@@ -438,7 +438,7 @@ static void test_views(void)
  */
 static void test_pad_oom(void)
 {
-	const struct tc_algo *a = tc_algo_find(TC_COLL_ALLTOALL, "pad");
+	const struct tc_algo *a = tc_algo_find(TC_ALLTOALL, "pad");
 	int fd[2], status = 0;
 	char buf[300] = "";
 	ssize_t n = 0;
@@ -488,17 +488,17 @@ int main(void)
 {
 	test_all_algorithms();
 	/* at2 claims CONTENTION_FREE | SHORTEST; step 0: nodes hold only their own blocks */
-	corrupted("at2", TC_COLL_ALLTOALL, "8x8", C_NOT_HELD, 0, -EPROTO, "held by node",
+	corrupted("at2", TC_ALLTOALL, "8x8", C_NOT_HELD, 0, -EPROTO, "held by node",
 		  "a block sent by a node that does not hold it");
-	corrupted("at2", TC_COLL_ALLTOALL, "8x8", C_LINK, 3, -EPROTO, "CONTENTION_FREE",
+	corrupted("at2", TC_ALLTOALL, "8x8", C_LINK, 3, -EPROTO, "CONTENTION_FREE",
 		  "two messages on one link in step 3");
-	corrupted("ar", TC_COLL_ALLTOALL, "12", C_LINK, 2, -EPROTO, "CONTENTION_FREE",
+	corrupted("ar", TC_ALLTOALL, "12", C_LINK, 2, -EPROTO, "CONTENTION_FREE",
 		  "two messages on one link in step 2");
-	corrupted("ring", TC_COLL_ALLGATHER, "8", C_NOT_HELD, 1, -EPROTO, "before node",
+	corrupted("ring", TC_ALLGATHER, "8", C_NOT_HELD, 1, -EPROTO, "before node",
 		  "a block sent before its sender holds it");
-	corrupted("pairwise", TC_COLL_ALLTOALL, "4x4", C_NONE, 0, 0, NULL, "no corruption");
-	corrupted("at2", TC_COLL_ALLTOALL, "8x8", C_EMPTIES, 0, 0, NULL, "empty steps and messages dropped");
-	corrupted("at2", TC_COLL_ALLTOALL, "8x8", C_BAD_ROUTE, 2, -EINVAL, "route", "a route that leads elsewhere");
+	corrupted("pairwise", TC_ALLTOALL, "4x4", C_NONE, 0, 0, NULL, "no corruption");
+	corrupted("at2", TC_ALLTOALL, "8x8", C_EMPTIES, 0, 0, NULL, "empty steps and messages dropped");
+	corrupted("at2", TC_ALLTOALL, "8x8", C_BAD_ROUTE, 2, -EINVAL, "route", "a route that leads elsewhere");
 	test_views();
 	test_pad_oom();
 	return tap_done();

@@ -32,7 +32,7 @@ static void check_model(const char *algo, const char *dims)
 	const size_t sizes[2] = { 1024, 65536 };
 	struct tc_cost_params p = { .ts_us = 700, .tw_us_per_byte = 0.0007, .hop_us = 5, .msg_us = 300,
 				    .flags = TC_COST_HOST };
-	const struct tc_algo *a = tc_algo_find(TC_COLL_ALLTOALL, algo);
+	const struct tc_algo *a = tc_algo_find(TC_ALLTOALL, algo);
 	const struct tc_sched *s;
 	struct tc_step_view sv;
 	struct tc_shape sh;
@@ -41,7 +41,7 @@ static void check_model(const char *algo, const char *dims)
 	double t[2], want[2] = { 0, 0 };
 
 	tc_shape_parse(&sh, dims, 0, 0);
-	if (!a || tc_sched_get(TC_COLL_ALLTOALL, a, &sh, &s, &why) ||
+	if (!a || tc_sched_get(TC_ALLTOALL, a, &sh, &s, &why) ||
 	    tc_cost_eval_sizes(s, &p, sizes, 2, t, &cost)) {
 		tap_ok(0, "host pricing of %s on %s: %s", algo, dims, tc_last_error());
 		return;
@@ -151,7 +151,7 @@ static void check_sim(const char *dims, int mesh)
 		       "%s: every node measured the same: ts %.1f us, msg %.1f us, tw %.6f us/B, priced TC_COST_HOST", dims,
 		       w.cost[0].ts_us, w.cost[0].msg_us, w.cost[0].tw_us_per_byte);
 		{
-			const struct tc_algo *want = tc_algo_auto(TC_COLL_ALLTOALL, &sh, m, &w.cost[0]);
+			const struct tc_algo *want = tc_algo_auto(TC_ALLTOALL, &sh, m, &w.cost[0]);
 
 			tap_ok(want && !strcmp(w.algo[0], want->name),
 			       "%s %zu B: the wall clock's pick %s is the cheapest at the measured figures (%s)", dims,
@@ -211,14 +211,14 @@ static void check_choice(void)
 	const struct tc_algo *a, *f;
 
 	tc_shape_parse(&sh, "4x4", 0, 0);
-	a = tc_algo_auto(TC_COLL_ALLTOALL, &sh, 64, &p);
+	a = tc_algo_auto(TC_ALLTOALL, &sh, 64, &p);
 	tap_ok(a && !strcmp(a->name, "direct"), "4x4 alltoall, ts 1000 us, msg 600 us: direct (%s)",
 	       a ? a->name : "none");
-	a = tc_algo_auto(TC_COLL_ALLGATHER, &sh, 64, &p);
+	a = tc_algo_auto(TC_ALLGATHER, &sh, 64, &p);
 	tap_ok(a && !strcmp(a->name, "bruck"), "4x4 allgather, the same figures: bruck, 2 messages a step (%s)",
 	       a ? a->name : "none");
 	tc_cost_params_default(&p);
-	f = tc_algo_auto(TC_COLL_ALLTOALL, &sh, 64, &p);
+	f = tc_algo_auto(TC_ALLTOALL, &sh, 64, &p);
 	tap_ok(f && strcmp(f->name, "direct"), "4x4 alltoall at the module's default timing: not direct (%s)",
 	       f ? f->name : "none");
 }

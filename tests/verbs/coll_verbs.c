@@ -160,12 +160,10 @@ static int mode_colls(tc_comm_t *comm, const size_t *sizes, int nsizes, int ligh
 
 	for (int s = 0; s < nsizes; s++) {
 		for (enum tc_coll_id coll = TC_ALLTOALL; coll <= TC_ALLGATHER; coll++) {
-			enum tc_coll c = coll == TC_ALLTOALL ? TC_COLL_ALLTOALL : TC_COLL_ALLGATHER;
-
 			if (run_algo(comm, coll, "auto", sizes[s], salt += 3))
 				return 1;
 			for (int a = 0; tc_algos[a]; a++)
-				if (tc_algos[a]->coll == c && run_algo(comm, coll, tc_algos[a]->name, sizes[s], salt += 3))
+				if (tc_algos[a]->coll == coll && run_algo(comm, coll, tc_algos[a]->name, sizes[s], salt += 3))
 					return 1; /* the communicator is broken now: stop */
 		}
 	}

@@ -440,7 +440,7 @@ static int ba_shape(int ctl, const struct ba_shape_arg *sa, const char *const *a
 	printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	fflush(stdout);
 	for (int a = 0; algos[a]; a++) {
-		const struct tc_algo *algo = tc_algo_find(TC_COLL_ALLGATHER, algos[a]);
+		const struct tc_algo *algo = tc_algo_find(TC_ALLGATHER, algos[a]);
 		double tp[BA_MAX_SIZES], tf[BA_MAX_SIZES];
 		const struct tc_sched *s = NULL;
 		const char *why = NULL;
@@ -451,7 +451,7 @@ static int ba_shape(int ctl, const struct ba_shape_arg *sa, const char *const *a
 			bad++;
 			continue;
 		}
-		ret = tc_sched_get(TC_COLL_ALLGATHER, algo, &sa->shape, &s, &why);
+		ret = tc_sched_get(TC_ALLGATHER, algo, &sa->shape, &s, &why);
 		if (ret) {
 			/* a refused shape is the algorithm's documented limit, not a failure */
 			printf("| %s | all | - | not run: %s | | | | | | |\n", algos[a],

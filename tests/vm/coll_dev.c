@@ -270,7 +270,7 @@ static struct node_res *res_map(int P)
 
 static void run_case(int ctl, const struct fab_case *fc, enum tc_coll_id coll, const char *algo)
 {
-	enum tc_coll tcoll = coll == TC_ALLTOALL ? TC_COLL_ALLTOALL : TC_COLL_ALLGATHER;
+	enum tc_coll_id tcoll = coll == TC_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER;
 	const char *cname = coll == TC_ALLTOALL ? "alltoall" : "allgather";
 	struct tc_shape sh;
 	int dims[TC_MAX_DIMS], ret, P, died, bad_nodes = 0;

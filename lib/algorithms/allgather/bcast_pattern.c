@@ -318,7 +318,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	bp_walk(shape, variant, bp_bucket_place, &bk);
 	/* place advanced first[k] to the end of bucket k: the start of k is first[k-1] now */
 
-	s = tc_sched_new(shape, TC_COLL_ALLGATHER, "bcast-pattern",
+	s = tc_sched_new(shape, TC_ALLGATHER, "bcast-pattern",
 			 "All-to-All Communication slides, Broadcast Pattern (cases 1-3, torus additional check), Thm 2-3, Cor 1-2",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP);
 	if (!s) {
@@ -355,7 +355,7 @@ out:
 
 const struct tc_algo tc_algo_bcast_pattern = {
 	.name = "bcast-pattern",
-	.coll = TC_COLL_ALLGATHER,
+	.coll = TC_ALLGATHER,
 	.summary = "broadcast pattern, all-port 2D mesh/torus (All-to-All Communication slides)",
 	.build = build,
 };

@@ -48,7 +48,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "bruck: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLGATHER, "bruck",
+	s = tc_sched_new(shape, TC_ALLGATHER, "bruck",
 			 "baseline: Bruck et al. 1997 concatenation allgather, routed messages (All-to-All Communication slides, comparisons)",
 			 TC_CLAIM_PERMUTATION);
 	m = malloc(sizeof(*m) * n);
@@ -68,7 +68,7 @@ err_free:
 
 const struct tc_algo tc_algo_bruck_ag = {
 	.name = "bruck",
-	.coll = TC_COLL_ALLGATHER,
+	.coll = TC_ALLGATHER,
 	.summary = "baseline: Bruck / recursive doubling allgather",
 	.build = build,
 };

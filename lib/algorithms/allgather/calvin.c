@@ -203,7 +203,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	if (err)
 		return err;
 	cx.n = shape->dims[0];
-	cx.s = tc_sched_new(shape, TC_COLL_ALLGATHER, "calvin",
+	cx.s = tc_sched_new(shape, TC_ALLGATHER, "calvin",
 			    "Calvin, Perennes, Trystram, All-to-all broadcast in torus with wormhole-like routing, recursive algorithm (All-to-All Communication slides, Comparisons)",
 			    nf == 1 ? TC_CLAIM_CONTENTION_FREE : 0);
 	cx.w = calloc(2, sizeof(*cx.w));
@@ -224,7 +224,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_calvin = {
 	.name = "calvin",
-	.coll = TC_COLL_ALLGATHER,
+	.coll = TC_ALLGATHER,
 	.summary = "recursive all-to-all broadcast, odd n x n torus, 2 log5(n^2) steps on n = 5^j (Calvin, Perennes, Trystram)",
 	.build = build,
 };

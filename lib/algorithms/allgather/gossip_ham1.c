@@ -669,7 +669,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_gossip_ham1 = {
 	.name = "gossip-ham1",
-	.coll = TC_COLL_ALLGATHER,
+	.coll = TC_ALLGATHER,
 	.summary = "1-packet gossip on partial Hamiltonian cycles, 2D/3D/d-D (Meyer and Sibeyn, Thm 2-4)",
 	.build = build,
 };

@@ -171,7 +171,7 @@ int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out
 
 const struct tc_algo tc_algo_gossip_ham2 = {
 	.name = "gossip-ham2",
-	.coll = TC_COLL_ALLGATHER,
+	.coll = TC_ALLGATHER,
 	.summary = "2-packet gossip on zigzag Hamiltonian cycles (Meyer and Sibeyn, Thm 1)",
 	.build = build,
 };

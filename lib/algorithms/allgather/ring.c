@@ -189,11 +189,11 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		goto err_free;
 	}
 	if (cycle)
-		s = tc_sched_new(shape, TC_COLL_ALLGATHER, "ring",
+		s = tc_sched_new(shape, TC_ALLGATHER, "ring",
 				 "baseline: ring allgather over a snake Hamiltonian cycle (All-to-All Communication slides, previous work)",
 				 TC_CLAIM_PERMUTATION | TC_CLAIM_ONE_HOP | TC_CLAIM_CONTENTION_FREE);
 	else
-		s = tc_sched_new(shape, TC_COLL_ALLGATHER, "ring",
+		s = tc_sched_new(shape, TC_ALLGATHER, "ring",
 				 "baseline: ring allgather; no Hamiltonian cycle on this shape, the closing hop is routed (All-to-All Communication slides, previous work)",
 				 TC_CLAIM_PERMUTATION);
 	if (!s) {
@@ -220,7 +220,7 @@ err_free:
 
 const struct tc_algo tc_algo_ring_ag = {
 	.name = "ring",
-	.coll = TC_COLL_ALLGATHER,
+	.coll = TC_ALLGATHER,
 	.summary = "baseline: ring allgather over a Hamiltonian ring",
 	.build = build,
 };

@@ -151,7 +151,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			if (!(shape->wrap_mask & (1u << d)) && shape->dims[d] > 2)
 				claims &= ~TC_CLAIM_ONE_HOP;
 	}
-	cx.s = tc_sched_new(shape, TC_COLL_ALLGATHER, "saad-schultz",
+	cx.s = tc_sched_new(shape, TC_ALLGATHER, "saad-schultz",
 			    "baseline: Saad-Schultz dimension-by-dimension ring allgather (All-to-All Communication slides, previous work, comparisons)",
 			    claims);
 	if (!cx.s) {
@@ -168,7 +168,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_saad_schultz = {
 	.name = "saad-schultz",
-	.coll = TC_COLL_ALLGATHER,
+	.coll = TC_ALLGATHER,
 	.summary = "baseline: Saad-Schultz row-then-column",
 	.build = build,
 };

@@ -610,10 +610,10 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		goto out;
 	for (int o = 0; o < g.noffs; o++)
 		tc_shape_coords(shape, o, &g.off[(size_t)o * g.k]);
-	bound = (int64_t)tc_lower_bound_blocks(shape, TC_COLL_ALLTOALL);
+	bound = (int64_t)tc_lower_bound_blocks(shape, TC_ALLTOALL);
 	kd_choose(&g, bound);
 	kd_total(&g); /* g.start for the chosen orders */
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "allport-kd",
+	s = tc_sched_new(shape, TC_ALLTOALL, "allport-kd",
 			 "Liu et al., All-Port Tori, Sec. III (AR) or one-hop relays per dimension, k phases (Liu et al., All-Port Tori, Sec. VI: future work)",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	if (!s)
@@ -648,7 +648,7 @@ out:
 
 const struct tc_algo tc_algo_allport_kd = {
 	.name = "allport-kd",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "all-port k-D torus, any parity: AR or one-hop relays on every dimension's rings at once, k phases, orders by offset",
 	.build = build,
 };

@@ -41,7 +41,7 @@ int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const 
 		*why = "ar: ring size must be even (Liu et al., All-Port Tori, Sec. III); use opt2d or pad for odd rings";
 		return -EOPNOTSUPP;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "ar", "Liu et al., All-Port Tori, Sec. III-A, Fig. 2 (Algorithm AR), Lemma 2",
+	s = tc_sched_new(shape, TC_ALLTOALL, "ar", "Liu et al., All-Port Tori, Sec. III-A, Fig. 2 (Algorithm AR), Lemma 2",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	if (!s)
 		return -ENOMEM;
@@ -67,7 +67,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_ar = {
 	.name = "ar",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "all-port ring complete exchange (Liu et al., All-Port Tori, Sec. III-A, Algorithm AR): ceil(p^2/8) blocks in p/2 steps",
 	.build = build,
 };

@@ -48,7 +48,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_ar1 = {
 	.name = "ar1",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "one-port ring, p even: ceil(p/4)+1 steps, floor(p^2/8)+p/2 blocks (Liu et al., Multidimensional Tori, Sec. 3, Algorithm AR1)",
 	.build = build,
 };

@@ -205,7 +205,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "at2: both sides must be multiples of 4 (Liu et al., All-Port Tori, Sec. IV); use opt2d or pad";
 		return -EOPNOTSUPP;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "at2", "Liu et al., All-Port Tori, Sec. IV-B, Fig. 5, Table I (Algorithm AT2), Lemmas 3-4",
+	s = tc_sched_new(shape, TC_ALLTOALL, "at2", "Liu et al., All-Port Tori, Sec. IV-B, Fig. 5, Table I (Algorithm AT2), Lemmas 3-4",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	if (!s)
 		return -ENOMEM;
@@ -226,7 +226,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_at2 = {
 	.name = "at2",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "all-port 2D torus complete exchange (Liu et al., All-Port Tori, Sec. IV, Algorithm AT2): r*c^2/8 blocks in c/2+2 steps",
 	.build = build,
 };

@@ -48,7 +48,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_at2_1p = {
 	.name = "at2-1p",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "one-port 2D torus, sides multiples of 4: 2*ceil(s/8)+4 steps (Liu et al., Multidimensional Tori, Sec. 4, Algorithm AT2)",
 	.build = build,
 };

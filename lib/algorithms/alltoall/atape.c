@@ -69,7 +69,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "atape: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "atape",
+	s = tc_sched_new(shape, TC_ALLTOALL, "atape",
 			 xor ? "All-to-All Communication slides, ATAPE: Latin square of basic permutations (second construction), row i = j XOR gray(i)"
 			     : "All-to-All Communication slides, ATAPE: Latin square of the torus translation group, rows in reflected Gray-code order",
 			 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
@@ -108,7 +108,7 @@ err_free:
 
 const struct tc_algo tc_algo_atape = {
 	.name = "atape",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "Latin-square direct exchange, each step a permutation (All-to-All Communication slides, ATAPE)",
 	.build = build,
 	.flags = TC_ALGO_DIRECT_P2,

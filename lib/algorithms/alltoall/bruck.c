@@ -57,7 +57,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "bruck: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "bruck",
+	s = tc_sched_new(shape, TC_ALLTOALL, "bruck",
 			 "baseline: Bruck et al. 1997 radix-2 index algorithm, routed messages (Liu et al., All-Port Tori, Sec. I)",
 			 TC_CLAIM_PERMUTATION);
 	m = malloc(sizeof(*m) * p);
@@ -80,7 +80,7 @@ err_free:
 
 const struct tc_algo tc_algo_bruck_a2a = {
 	.name = "bruck",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "baseline: Bruck's log-step exchange",
 	.build = build,
 };

@@ -81,11 +81,11 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EINVAL;
 	}
 	if (shape->one_port)
-		s = tc_sched_new(shape, TC_COLL_ALLTOALL, "direct",
+		s = tc_sched_new(shape, TC_ALLTOALL, "direct",
 				 "baseline: direct routed messages, one-port: one translation per step (Liu et al., All-Port Tori, Sec. I)",
 				 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
 	else
-		s = tc_sched_new(shape, TC_COLL_ALLTOALL, "direct",
+		s = tc_sched_new(shape, TC_ALLTOALL, "direct",
 				 "baseline: direct routed messages, all-port: every block in one step (Liu et al., All-Port Tori, Sec. I)",
 				 TC_CLAIM_SHORTEST);
 	m = malloc(sizeof(*m) * (shape->one_port ? (size_t)shape->nodes : (size_t)shape->nodes * (shape->nodes - 1)));
@@ -99,7 +99,7 @@ err_free:
 
 const struct tc_algo tc_algo_direct = {
 	.name = "direct",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "baseline: every block sent directly, routed dimension-ordered",
 	.build = build,
 	.flags = TC_ALGO_DIRECT_P2,

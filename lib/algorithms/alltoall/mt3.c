@@ -43,7 +43,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_mt3 = {
 	.name = "mt3",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "one-port 3D torus, sides multiples of 6: 3*ceil(N1/12)+9 steps (Liu et al., Multidimensional Tori, Sec. 5.2, Algorithm MT3)",
 	.build = build,
 };

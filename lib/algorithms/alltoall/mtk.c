@@ -44,7 +44,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_mtk = {
 	.name = "mtk",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "one-port k-D torus, sides multiples of 2k: k*ceil(N1/4k)+k^2 steps (Liu et al., Multidimensional Tori, Sec. 5.3, Algorithm MTk)",
 	.build = build,
 };

@@ -518,7 +518,7 @@ static int o2_torus(struct o2 *g)
 	int err = t_setup(g, &t);
 
 	if (!err) {
-		f = t_search(&t, (int64_t)tc_lower_bound_blocks(g->sh, TC_COLL_ALLTOALL));
+		f = t_search(&t, (int64_t)tc_lower_bound_blocks(g->sh, TC_ALLTOALL));
 		err = f < 0 ? (int)f : 0;
 	}
 	if (!err)
@@ -842,7 +842,7 @@ static int o2_setup(struct o2 *g, int r, int c, int wrapx, int wrapy)
 static int o2_build_2x2(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
 	static const int8_t routes[3][TC_MAX_DIMS] = { { -1, 0 }, { 0, -1 }, { 1, 1 } };
-	struct tc_sched *s = tc_sched_new(shape, TC_COLL_ALLTOALL, "opt2d",
+	struct tc_sched *s = tc_sched_new(shape, TC_ALLTOALL, "opt2d",
 					  "one step on 2x2 at the bisection bound (Liu et al., All-Port Tori, Lemma 1)",
 					  TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	int err = s ? tc_sched_step(s) : -ENOMEM;
@@ -891,7 +891,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		o2_free(&g);
 		return err;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "opt2d",
+	s = tc_sched_new(shape, TC_ALLTOALL, "opt2d",
 			 "one-hop shortest-path timetable reaching the bisection bound (Liu et al., All-Port Tori, Lemma 1, generalised to any parity)",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP);
 	if (!s) {
@@ -905,7 +905,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_opt2d = {
 	.name = "opt2d",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "any 2D torus or mesh, any ring: one-hop shortest-path timetable at the bisection bound",
 	.build = build,
 };

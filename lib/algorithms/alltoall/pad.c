@@ -244,7 +244,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "pad: out of memory";
 		goto out;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "pad", "Liu et al., All-Port Tori, Sec. VI (imaginary nodes) over AR/AT2 (Liu et al., All-Port Tori, Sec. III-IV)", 0);
+	s = tc_sched_new(shape, TC_ALLTOALL, "pad", "Liu et al., All-Port Tori, Sec. VI (imaginary nodes) over AR/AT2 (Liu et al., All-Port Tori, Sec. III-IV)", 0);
 	if (!s) {
 		err = -ENOMEM;
 		*why = "pad: out of memory";
@@ -281,7 +281,7 @@ out:
 
 const struct tc_algo tc_algo_pad = {
 	.name = "pad",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "any shape: AR/AT2/allport-kd on the padded torus, imaginary nodes hosted by real ones (Liu et al., All-Port Tori, Sec. VI)",
 	.build = build,
 };

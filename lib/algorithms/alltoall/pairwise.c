@@ -27,7 +27,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "pairwise: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-	s = tc_sched_new(shape, TC_COLL_ALLTOALL, "pairwise", "baseline: pairwise exchange, step i to rank+i (Liu et al., All-Port Tori, Sec. I)",
+	s = tc_sched_new(shape, TC_ALLTOALL, "pairwise", "baseline: pairwise exchange, step i to rank+i (Liu et al., All-Port Tori, Sec. I)",
 			 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
 	m = malloc(sizeof(*m) * p);
 	if (!s || !m)
@@ -46,7 +46,7 @@ err_free:
 
 const struct tc_algo tc_algo_pairwise = {
 	.name = "pairwise",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "baseline: pairwise exchange, step i to rank+i",
 	.build = build,
 	.flags = TC_ALGO_DIRECT_P2,

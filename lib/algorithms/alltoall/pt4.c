@@ -100,7 +100,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 
 const struct tc_algo tc_algo_pt4 = {
 	.name = "pt4",
-	.coll = TC_COLL_ALLTOALL,
+	.coll = TC_ALLTOALL,
 	.summary = "one-port 4D torus as two 2D tori, sides multiples of 8: 4*ceil(N1/16)+12 steps "
 		   "(Liu et al., Multidimensional Tori, Sec. 5.1, Algorithm PT4)",
 	.build = build,

@@ -940,7 +940,7 @@ static int g_make_sched(struct g_state *g, struct tc_gossip_info *info, struct t
 	struct tc_sched *s;
 	int err;
 
-	s = tc_sched_new(g->sh, TC_COLL_ALLGATHER, spec->algo, spec->cite, TC_CLAIM_CONTENTION_FREE | TC_CLAIM_ONE_HOP);
+	s = tc_sched_new(g->sh, TC_ALLGATHER, spec->algo, spec->cite, TC_CLAIM_CONTENTION_FREE | TC_CLAIM_ONE_HOP);
 	if (!s)
 		return -ENOMEM;
 	s->npackets = spec->npackets;

@@ -242,7 +242,7 @@ int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite,
 	if (!err)
 		err = op_emit_place(&e);
 	if (!err) {
-		s = tc_sched_new(shape, TC_COLL_ALLTOALL, algo, cite, claims);
+		s = tc_sched_new(shape, TC_ALLTOALL, algo, cite, claims);
 		err = s ? op_emit_sched(&e, s) : -ENOMEM;
 	}
 	op_emit_free(&e);
