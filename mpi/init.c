@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * MPI_Init / MPI_Finalize wrappers, configuration, the communicator map and
- * the statistics.
+ * MPI_Init / MPI_Finalize wrappers, configuration and the communicator map.
  *
  * On the device (TC_TRANSPORT unset or dev), MPI_COMM_WORLD maps onto the
  * whole fabric TC_FABRIC (node = world rank) when every rank could open its
@@ -59,92 +58,6 @@ static struct tm_map *tm_owned;
 /* Device sub contexts in use by this process: bit c of word c / 32; 0 is never free. */
 #define TM_CTX_WORDS ((TC_SUB_MAX_CONTEXT + 32) / 32)
 static unsigned int tm_ctx_used[TM_CTX_WORDS] = { 1 };
-
-struct tm_algo_count {
-	char algo[32];
-	unsigned long n;
-};
-#define TM_MAX_ALGOS 8
-static struct {
-	unsigned long served, passed;
-	struct tm_algo_count algos[TM_MAX_ALGOS];
-} tm_stats[TM_NCOLL];
-
-static const char *const tm_names[TM_NCOLL] = {
-	[TM_ALLTOALL] = "alltoall",
-	[TM_ALLTOALLV] = "alltoallv",
-	[TM_ALLGATHER] = "allgather",
-	[TM_ALLGATHERV] = "allgatherv",
-	[TM_ALLREDUCE] = "allreduce",
-	[TM_REDUCE_SCATTER] = "reduce_scatter",
-	[TM_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
-	[TM_BCAST] = "bcast",
-	[TM_BARRIER] = "barrier",
-};
-
-const char *tm_coll_name(enum tm_coll c)
-{
-	return tm_names[c];
-}
-
-void tm_count_passed(enum tm_coll c)
-{
-	tm_stats[c].passed++;
-}
-
-void tm_count_served(enum tm_coll c, const char *algo)
-{
-	struct tm_algo_count *a = tm_stats[c].algos;
-	int i;
-
-	tm_stats[c].served++;
-	if (!tm.stats)
-		return;
-	for (i = 0; i < TM_MAX_ALGOS && a[i].n; i++)
-		if (!strcmp(a[i].algo, algo))
-			break;
-	if (i == TM_MAX_ALGOS)
-		i = TM_MAX_ALGOS - 1; /* folds the rare ninth name into the last */
-	if (!a[i].n)
-		snprintf(a[i].algo, sizeof(a[i].algo), "%s", algo);
-	a[i].n++;
-}
-
-static void tm_print_stats(void)
-{
-	unsigned long served = 0, passed = 0;
-	char line[512];
-	int c, i, len;
-
-	for (c = 0; c < TM_NCOLL; c++) {
-		served += tm_stats[c].served;
-		passed += tm_stats[c].passed;
-	}
-	if (!tm.tc && tm.world_rank == 0 && tm.enabled)
-		fprintf(stderr, "torusmpi: not serving: %s\n", tm.why_not);
-	if (tm.tc && tm.world_rank == 0)
-		fprintf(stderr, "torusmpi: transport %s: MPI_COMM_WORLD and its dups, %d other communicators\n",
-			tc_comm_transport_name(tm.tc), tm.owned_made);
-	if (tm.tc)
-		fprintf(stderr, "torusmpi: rank %d: %d communicators served on their own tc_comm, %d passed to MPI\n",
-			tm.world_rank, tm.owned_made, tm.passed_made);
-	fprintf(stderr, "torusmpi: rank %d served %lu calls, passed %lu to MPI\n", tm.world_rank, served, passed);
-	for (c = 0; c < TM_NCOLL; c++) {
-		if (!tm_stats[c].served && !tm_stats[c].passed)
-			continue;
-		len = snprintf(line, sizeof(line), "torusmpi: rank %d %s: served %lu", tm.world_rank, tm_names[c],
-			       tm_stats[c].served);
-		for (i = 0; i < TM_MAX_ALGOS && tm_stats[c].algos[i].n && len < (int)sizeof(line); i++)
-			len += snprintf(line + len, sizeof(line) - len, "%s%s x%lu", i ? ", " : " (",
-					tm_stats[c].algos[i].algo, tm_stats[c].algos[i].n);
-		if (i && len < (int)sizeof(line))
-			len += snprintf(line + len, sizeof(line) - len, ")");
-		if (len < (int)sizeof(line))
-			snprintf(line + len, sizeof(line) - len, ", passed %lu", tm_stats[c].passed);
-		fprintf(stderr, "%s\n", line);
-	}
-	fflush(stderr);
-}
 
 static void tm_unown(struct tm_map *m)
 {
@@ -604,7 +517,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int MPI_Finalize(void)
 {
 	if (tm.stats)
-		tm_print_stats();
+		tm_stats_print();
 	if (tm.tc) {
 		/* No rank closes its node while a peer may still be sending to it. */
 		PMPI_Barrier(MPI_COMM_WORLD);

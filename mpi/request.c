@@ -56,31 +56,6 @@ void *tm_call_alloc(struct tm_call *c, size_t bytes)
 	return p;
 }
 
-static const char *tm_algo(struct tm_call *c)
-{
-	static const char *const fixed[TM_NCOLL] = {
-		[TM_ALLTOALLV] = "direct",
-		[TM_ALLGATHERV] = "line-allgather",
-		[TM_ALLREDUCE] = "line-rs-ag",
-		[TM_REDUCE_SCATTER] = "line-rs",
-		[TM_REDUCE_SCATTER_BLOCK] = "line-rs",
-		[TM_BCAST] = "line-tree",
-		[TM_BARRIER] = "reduce-bcast",
-	};
-	static __thread struct tc_coll_info info;
-
-	if (c->coll == TM_ALLTOALL || c->coll == TM_ALLGATHER) {
-		memset(&info, 0, sizeof(info));
-		info.size = sizeof(info);
-		if (tc_coll_last(c->tc, c->coll == TM_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER, &info))
-			return "none"; /* a size of 0 moves nothing */
-		return info.algo;
-	}
-	if (c->coll == TM_REDUCE_SCATTER && c->copy_bytes)
-		return "allreduce";
-	return fixed[c->coll];
-}
-
 /* The collective finished with ret: copy, unpack, count, free the buffers.
  * Returns the MPI error code of the call (also kept in c->err). */
 static int tm_call_complete(struct tm_call *c, int ret)
@@ -103,7 +78,7 @@ static int tm_call_complete(struct tm_call *c, int ret)
 					PMPI_Unpack(c->unpack_from, bytes, &pos, (char *)c->unpack_to + c->unpack_disp[i],
 						    c->unpack_counts[i], c->unpack_type, c->comm);
 		}
-		tm_count_served(c->coll, tm.stats ? tm_algo(c) : "");
+		tm_count_served(c);
 		c->err = MPI_SUCCESS;
 	}
 	for (i = 0; i < c->nfree; i++)

@@ -4,10 +4,12 @@
  * libtoruscoll. It uses only the public <toruscoll.h>, like any application.
  *
  * init.c     MPI_Init/MPI_Finalize wrappers, configuration, the communicator
- *            map (which MPI communicator runs on which tc_comm), statistics
+ *            map (which MPI communicator runs on which tc_comm)
  * colls.c    the collective wrappers: decide, convert, call tc_* or PMPI_*
  * request.c  nonblocking calls: generalized requests completed from
  *            tc_test/tc_wait inside the MPI_Wait and MPI_Test wrappers
+ * stats.c    the statistics: calls served (by algorithm) and passed, per
+ *            collective, printed at MPI_Finalize (TORUS_MPI_STATS=1)
  *
  * Every decision to serve a call on the torus is taken from arguments MPI
  * requires to be equal (in bytes) on every rank of the call, or agreed with
@@ -57,10 +59,12 @@ extern struct tm_state tm TM_HIDDEN;
  * calls on it go to PMPI (the same answer on every rank of comm). */
 TM_HIDDEN tc_comm_t *tm_comm_lookup(MPI_Comm comm);
 
-/* Statistics. */
+/* Statistics (stats.c). */
+struct tm_call;
 TM_HIDDEN void tm_count_passed(enum tm_coll c);
-TM_HIDDEN void tm_count_served(enum tm_coll c, const char *algo);
+TM_HIDDEN void tm_count_served(const struct tm_call *c); /* c completed without error */
 TM_HIDDEN const char *tm_coll_name(enum tm_coll c);
+TM_HIDDEN void tm_stats_print(void);
 
 /*
  * One served call: everything that must live until it completes and what

@@ -7,7 +7,7 @@
  * leaves chunk j reduced over its dimension-0 line at the node with
  * coordinate j; along dimension 1 that chunk is split into n_1 chunks, and
  * so on (the classic multi-dimensional reduce-scatter). Each phase is a
- * line reduce-scatter (coll_line.c): every chunk's contributions come from
+ * line reduce-scatter (line.c): every chunk's contributions come from
  * both sides of the line, so on a ring both directions of every link carry
  * about half the line's data and each link carries one chunk per step
  * (floor(n/2) steps on a ring, n - 1 on a path). The allgather phases run

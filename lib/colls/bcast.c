@@ -4,7 +4,7 @@
  *
  * bcast: along dimension k-1 from the root, then along dimension k-2 from
  * every node that has the data, ..., dimension 0 last. Each phase is a line
- * allgather (coll_line.c) in which only the holder's item is non-empty: the
+ * allgather (line.c) in which only the holder's item is non-empty: the
  * data leaves the holder in both directions and every link of the tree is
  * used once. Steps: sum over d of floor(n_d/2) on rings, n_d - 1 on paths.
  *

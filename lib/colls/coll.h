@@ -7,7 +7,7 @@
  * Every collective is a sequence of line phases: along one dimension d, the
  * nodes of each line (the nodes that differ only in coordinate d: a ring if
  * d wraps, a path if not) run one of two contention-free patterns over
- * items that live in the transport buffer (coll_line.c):
+ * items that live in the transport buffer (line.c):
  *
  *   line allgather (tc_line_ag): the item of line coordinate j goes out in
  *     both directions, hop by hop, until every node of the line has it. On

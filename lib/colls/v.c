@@ -8,7 +8,7 @@
  * shares its coordinates in dimensions 0..d: a contiguous run of ranks,
  * which is one contiguous item of the packed buffer (rank r's bytes at the
  * sum of recvcounts[0..r-1]). Each phase moves those items along dimension
- * d in both directions (coll_line.c); empty items are not sent.
+ * d in both directions (line.c); empty items are not sent.
  *
  * alltoallv: the sizes are known only to the two ends of each pair, so
  * nothing can be forwarded by processes; instead, in step t (1..P-1) every

@@ -45,7 +45,7 @@ struct tc_cost_params {
  *   timing model (kmod/counters.c), where a receiver's clock never holds a
  *   message back.
  * TC_COST_HOST: the wall clock of the host that emulates the fabric
- *   (TC_CLOCK_WALL, runtime/probe.c): the device's engines copy a message
+ *   (TC_CLOCK_WALL, colls/probe.c): the device's engines copy a message
  *   once from its source to its destination whatever its route, and every
  *   node waits for its step before the next, so a step costs ts (waking
  *   every node's process once), msg_us times log2 of the sends and

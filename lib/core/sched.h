@@ -21,7 +21,7 @@
  *                      several messages; every node must receive each {o, p},
  *                      o != node, exactly once.
  *   TC_REDUCE_SCATTER / TC_ALLREDUCE / TC_BCAST / ...: see
- *                      lib/coll_*.c; they reuse the same layout.
+ *                      the files of lib/colls/; they reuse the same layout.
  *
  * Node numbering is row-major (last coordinate fastest), as in the driver ABI
  * (include/uapi/torus.h); port p = 2*d + dir, dir 0 = +, 1 = -.
@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <toruscoll.h>
+#include "toruscoll.h"
 
 #include "base/base.h"
 #include "core/shape.h"

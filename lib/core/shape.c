@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sched.h"
+#include "core/shape.h"
 
 /* Largest fabric the schedule layer accepts (node ids and counts are int32). */
 #define TC_SHAPE_MAX_NODES (1 << 20)

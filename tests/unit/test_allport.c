@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The all-port complete-exchange algorithms (lib/alltoall_{ar,at2,opt2d,
+ * The all-port complete-exchange algorithms (lib/algorithms/alltoall/{ar,at2,opt2d,
  * allport_kd,pad}.c) on a matrix of shapes. For every shape an algorithm
  * claims: it builds, the verifier accepts it (with the claims it makes), the
  * simulator delivers every byte (each byte encodes origin, destination and

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Direct exchanges and baselines (lib/alltoall_{atape,pairwise,bruck,direct}.c,
- * lib/allgather_{ring,saad_schultz,bruck}.c) on a matrix of shapes: each
+ * Direct exchanges and baselines (lib/algorithms/alltoall/{atape,pairwise,bruck,direct}.c,
+ * lib/algorithms/allgather/{ring,saad_schultz,bruck}.c) on a matrix of shapes: each
  * builds, verifies, has the step count of its formula, keeps the per-step
  * permutation / one-port property (checked here from the messages, not only
  * by the verifier), and runs on the simulator with every received byte

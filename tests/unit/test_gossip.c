@@ -424,7 +424,7 @@ static void test_ham1_2d_one(int a0, int b0)
 }
 
 /*
- * Both sides odd (allgather_gossip_ham1.c): with p rows along the strips and
+ * Both sides odd (lib/algorithms/allgather/gossip_ham1.c): with p rows along the strips and
  * q columns, the band layout has D = R PUs on both cycles when R = (-p) mod q
  * is odd (one band), else D = R + q (three bands, which need p > 3). Each
  * cycle then holds (p*q + D)/2 PUs and the engine takes floor(m/2) + 1 steps.

@@ -2,7 +2,7 @@
 /*
  * gossip-ham1 (Meyer and Sibeyn, Theorem 3) on the 3D tori where no order of the sides
  * has n2 | n3, so the paper's reactor laps do not close and the walk takes
- * kpc plane changes per gcd(n2, n3)/3 laps (allgather_gossip_ham1_kd.c),
+ * kpc plane changes per gcd(n2, n3)/3 laps (lib/algorithms/allgather/gossip_ham1_kd.c),
  * and on shapes where that lets the rod run along a longer side than
  * before. Every schedule is verified (tc_verify), run on the simulator with
  * every received byte compared with its origin's data, and its step count

@@ -10,7 +10,7 @@
  * min(2^k, N-2^k) blocks of x .. x+2^k-1 it holds. Ranks are row-major node
  * numbers, so each step is a shift permutation of the nodes; the messages are
  * routed dimension-ordered through intermediate routers (antipodal ties split,
- * link order as in direct_common.c) and share links.
+ * link order as in engine/direct.c) and share links.
  *
  * No rearrangement is charged: blocks are addressed by origin and land in the
  * receiver's buffer matrix indexed by source (the All-to-All Communication slides' input/output buffer

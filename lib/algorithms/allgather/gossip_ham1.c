@@ -50,7 +50,7 @@
  * two full Hamiltonian cycles (__tc_gossip_ham1_full_cycles), about N/2 steps.
  *
  * d-D, d >= 3 (Theorems 3 and 4, the "reactor" cycles): see
- * allgather_gossip_ham1_kd.c.
+ * gossip_ham1_kd.c.
  * Every packet is injected into one cycle through its origin.
  */
 #include <errno.h>

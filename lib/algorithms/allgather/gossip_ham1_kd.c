@@ -3,7 +3,7 @@
  * gossip-ham1 on d-D tori, d >= 3: the "reactor" partial Hamiltonian
  * cycles of Meyer and Sibeyn, "Gossiping Large Packets on Full-Port Tori", Section 3 (Theorems 3 and 4: P/(2d) +
  * P/(2*n1) + 1 steps when n2..nd are multiples of d). The 2D rules and the
- * algorithm's entry point live in allgather_gossip_ham1.c, which calls
+ * algorithm's entry point live in gossip_ham1.c, which calls
  * __tc_gossip_ham1_kd() for d >= 3 once the shape passed the common checks.
  *
  * Cycles. Cycle j starts at (0, j, 0, ..., 0); it is made of laps, each a

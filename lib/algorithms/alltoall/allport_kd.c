@@ -118,7 +118,7 @@ static int kd_wait(void *arg, int d, int e)
  * AR's message sizes on a ring of L nodes when every node holds b[e mod L]
  * blocks at offset e (e in (-L/2, L/2]): the largest message of each of the
  * L/2 steps over both node parities and both directions, into out[].
- * Mirrors tc_ap_phase() (alltoall_ar.c), ties included.
+ * Mirrors tc_ap_phase() (engine/allport.c), ties included.
  */
 static void ar_sizes(int L, const int32_t *b, int split, int swap, int64_t *out)
 {

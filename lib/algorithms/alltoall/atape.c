@@ -26,7 +26,7 @@
  *     another order.
  *
  * On the torus the messages are routed dimension-ordered along shortest paths
- * (antipodal ties split, see direct_common.c) through intermediate routers
+ * (antipodal ties split, see engine/direct.c) through intermediate routers
  * and share links (each step is a permutation, not contention-free); the cost
  * model serializes them. This is the direct schedule a switched cluster (the
  * verbs transport) runs unchanged.

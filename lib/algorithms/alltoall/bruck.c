@@ -12,7 +12,7 @@
  * after the steps of its set bits it has arrived at r + i = d. Ranks are
  * row-major node numbers, so a step is a shift permutation of the nodes; its
  * messages are routed dimension-ordered through intermediate routers
- * (antipodal ties split, link order as in direct_common.c), share links, and
+ * (antipodal ties split, link order as in engine/direct.c), share links, and
  * a block does not move along a shortest path overall.
  *
  * Rearrangement, as Bruck et al. count it: the local rotation before the first

@@ -8,7 +8,7 @@
  * All-port nodes: one step, every node posts its P-1 messages at once; the
  * messages share links and the cost model serializes them (the busiest link,
  * N1*P/8 blocks with the antipodal ties split, bounds the transmission from
- * below; the link order of direct_common.c gets within about 3x of it).
+ * below; the link order of engine/direct.c gets within about 3x of it).
  * One-port nodes: a permutation per step, P-1 steps. Step t moves every node
  * by the same offset vector g_t (coordinate-wise mod n_d, g_t running through
  * every non-zero offset in row-major order), so every message of a step has

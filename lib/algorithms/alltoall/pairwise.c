@@ -6,7 +6,7 @@
  * receives the block of (r-i) mod P. Rank order is the row-major node order,
  * so a step is a permutation but not a torus translation: its messages are
  * routed dimension-ordered along shortest paths (antipodal ties split, see
- * direct_common.c) and share links, and the cost model serializes them.
+ * engine/direct.c) and share links, and the cost model serializes them.
  * Works on every shape and port model (each step a node sends one and
  * receives one message).
  */
