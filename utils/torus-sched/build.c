@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * torus-sched: the shape of --dims/--mesh/--wrap, the algorithm (--algo, or
+ * the library's choice for auto), and its schedule built, verified and
+ * priced, with the CPU time each took.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "sched.h"
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* --dims, --mesh, --wrap, --one-port into r->shape (bad input: exit 2). */
+void sched_shape(const struct sched_opts *o, struct sched_result *r)
+{
+	struct tc_shape *shape = &r->shape;
+
+	if (tc_shape_parse(shape, o->dims, o->mesh, o->one_port))
+		die(2, "bad --dims '%s' (e.g. 8, 8x8, 4x4x4; sizes 2..128 mesh / 254 torus, up to 6 dimensions)",
+		    o->dims);
+	if (o->wrap) {
+		const char *w = o->wrap;
+		unsigned int mask = 0;
+		int d = 0;
+
+		for (;;) {
+			if ((*w != '0' && *w != '1') || d >= shape->ndims)
+				die(2, "bad --wrap '%s': one 0/1 flag per dimension, comma separated", o->wrap);
+			mask |= (unsigned int)(*w - '0') << d++;
+			w++;
+			if (!*w)
+				break;
+			if (*w++ != ',')
+				die(2, "bad --wrap '%s': one 0/1 flag per dimension, comma separated", o->wrap);
+		}
+		if (d != shape->ndims)
+			die(2, "bad --wrap '%s': one 0/1 flag per dimension, comma separated", o->wrap);
+		if (tc_shape_init(shape, shape->ndims, shape->dims, mask, o->one_port))
+			die(2, "bad shape with --wrap '%s' (mesh dimensions are at most 128)", o->wrap);
+	}
+	tc_shape_str(shape, r->shape_str, sizeof(r->shape_str));
+}
+
+/*
+ * The algorithm: the one --algo names, or for auto the library's choice for
+ * --m, priced with the cost options or, when none is given, with the
+ * module's default timing (which o->p then holds, for the printout).
+ */
+void sched_choose(struct sched_opts *o, struct sched_result *r)
+{
+	int err;
+
+	o->p.flags = o->flags;
+	if (o->explain && strcmp(o->algo_name, "auto"))
+		die(2, "%s", "--explain goes with --algo auto");
+	if (strcmp(o->algo_name, "auto")) {
+		r->algo = tc_algo_find(o->coll, o->algo_name);
+		if (!r->algo)
+			die(2, "unknown algorithm '%s' for this collective (see --list)", o->algo_name);
+		return;
+	}
+	if (!o->priced) {
+		size_t m = o->p.block_bytes;
+
+		tc_cost_params_default(&o->p);
+		o->p.block_bytes = m;
+		o->priced = 1;
+	}
+	o->p.flags = o->flags;
+	err = tc_auto_choose(o->coll, &r->shape, o->p.block_bytes, &o->p, &r->choice);
+	if (err == -EOPNOTSUPP && o->explain) {
+		if (o->json)
+			sched_explain_json(&r->choice);
+		else
+			sched_explain_text(&r->choice);
+	}
+	if (err)
+		die(3, "auto: no %s algorithm supports this shape", tc_coll_str(o->coll));
+	r->algo = r->choice.cand[r->choice.winner].algo;
+}
+
+/*
+ * Build r->algo's schedule for r->shape, verify it (a violation is kept in
+ * r->rep, not fatal) and price it with o->p. An unsupported shape exits 3,
+ * any other failure 4.
+ */
+void sched_build(const struct sched_opts *o, struct sched_result *r)
+{
+	const char *why = NULL;
+	double t0;
+	int err;
+
+	t0 = now();
+	err = r->algo->build(&r->shape, &r->s, &why);
+	r->t_build = now() - t0;
+	if (err == -EOPNOTSUPP)
+		die(3, "%s", why ? why : "the algorithm does not support this shape");
+	if (err)
+		die(4, "%s: build failed (%s): %s", r->algo->name, strerror(-err), why ? why : tc_last_error());
+	if (!r->s || !r->s->step_first)
+		die(4, "%s: build returned no finished schedule", r->algo->name);
+	t0 = now();
+	err = tc_verify(r->s, &r->rep);
+	r->t_verify = now() - t0;
+	if (err && err != -EPROTO)
+		die(4, "%s", tc_last_error());
+	err = tc_cost_eval(r->s, &o->p, &r->cost);
+	if (err)
+		die(4, "%s", tc_last_error());
+}

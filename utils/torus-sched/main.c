@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * torus-sched: build, verify, price and (--run) simulate one collective
+ * schedule for one shape; print it as text or JSON (--json), optionally with
+ * the whole schedule (--dump) so it can be checked without trusting us.
+ *
+ * Exit status: 0 ok; 1 verification or --run failed; 2 bad usage or unknown
+ * algorithm; 3 the algorithm does not support the shape; 4 other errors.
+ */
+#include "sched.h"
+
+int main(int argc, char **argv)
+{
+	struct sched_opts o;
+	struct sched_result r = { .choice = { .winner = -1, .runner_up = -1 } };
+	int failed;
+
+	sched_parse_options(argc, argv, &o);
+	if (o.list) {
+		sched_list_algos(o.coll);
+		return 0;
+	}
+	sched_shape(&o, &r);
+	sched_choose(&o, &r);
+	sched_build(&o, &r);
+	if (o.run)
+		r.bad = sched_run_sim(r.s, o.p.block_bytes, &r.checked);
+
+	if (o.json)
+		sched_print_json(&o, &r);
+	else
+		sched_print_text(&o, &r);
+	if (!r.rep.ok)
+		fprintf(stderr, PROG ": not verified: %s\n", r.rep.first_violation);
+	else if (o.run && r.bad)
+		fprintf(stderr, PROG ": run failed: %s\n",
+			r.bad < 0 ? tc_last_error() : "received bytes differ from the reference");
+	failed = !r.rep.ok || (o.run && r.bad);
+	tc_verify_report_free(&r.rep);
+	tc_sched_free(r.s);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * torus-sched's parts, one job per file:
+ *   main.c     the flow: options, build, run, print, exit status
+ *   options.c  the command line (usage text, parsing, checks between options)
+ *   build.c    the shape, the algorithm (named or auto), build, verify, price
+ *   run.c      --run: the schedule on the in-process simulator, bytes checked
+ *   text.c     the summary as text (--dump, --links, --explain included)
+ *   json.c     the summary as one JSON object
+ */
+#ifndef TORUS_SCHED_H
+#define TORUS_SCHED_H
+
+#include <stddef.h>
+
+#include "core/check.h"
+#include "core/sim_run.h"
+#include "select/select.h"
+
+#define PROG "torus-sched"
+#include "../tool.h"
+
+/* What the command line asks for (options.c). */
+struct sched_opts {
+	int coll;		/* enum tc_coll_id, or -1 before a default is taken */
+	const char *algo_name;	/* --algo, "auto" included */
+	const char *dims, *wrap;
+	int mesh, one_port;
+	int json, dump, links, explain, run, list;
+	int priced;		/* a cost parameter was given (or auto filled them in) */
+	struct tc_cost_params p; /* p.block_bytes is --m */
+	unsigned int flags;	/* TC_COST_* of --pricing */
+};
+
+/* What build.c made of it, and what run.c found. */
+struct sched_result {
+	struct tc_shape shape;
+	char shape_str[96];
+	const struct tc_algo *algo;
+	struct tc_auto_choice choice; /* --algo auto only */
+	struct tc_sched *s;
+	struct tc_verify_report rep;
+	struct tc_cost cost;
+	double t_build, t_verify; /* process CPU seconds */
+	long bad;		  /* --run: wrong bytes, or -errno */
+	size_t checked;		  /* --run: bytes compared */
+};
+
+/* options.c */
+void sched_parse_options(int argc, char **argv, struct sched_opts *o);
+
+/* build.c */
+void sched_shape(const struct sched_opts *o, struct sched_result *r);
+void sched_choose(struct sched_opts *o, struct sched_result *r);
+void sched_build(const struct sched_opts *o, struct sched_result *r);
+
+/* run.c */
+long sched_run_sim(const struct tc_sched *s, size_t m, size_t *checked);
+
+/* text.c */
+void sched_list_algos(int coll);
+void sched_print_text(const struct sched_opts *o, const struct sched_result *r);
+void sched_explain_text(const struct tc_auto_choice *c);
+
+/* json.c */
+void sched_print_json(const struct sched_opts *o, const struct sched_result *r);
+void sched_explain_json(const struct tc_auto_choice *c);
+
+#endif /* TORUS_SCHED_H */
