@@ -2,16 +2,18 @@
 /*
  * torus: the port engines, the transmit DMA engines that move messages. An
  * engine is a work item on the fabric's unbound workqueue (or the poster
- * itself, see torus_engine_run()); it takes the sends queued on it (post.c)
- * in order and carries each along its route: the oldest matching receive at
- * the destination gets the message copied matrix to matrix; without one the
- * message is parked in the destination port's receive FIFO if its byte
- * credits allow, else the engine stalls until a receive is posted or credits
- * come back. A TORUS_SEND_SYNC send without a receive waits in that FIFO by
- * reference instead (no copy, no credit), and the receive that takes it
- * copies it once, sender to receiver. The link faults of the route (fault.c) apply here. Completions
- * of both ends go to their nodes' CQs from here, and a node's last close
- * stops its engines and drops its FIFOs.
+ * itself, see torus_engine_doorbell()); it takes the sends queued on it
+ * (queue.c) in order and carries each along its route: the oldest matching
+ * receive at the destination gets the message copied matrix to matrix;
+ * without one the message is parked in the destination port's receive FIFO
+ * if its byte credits allow, else the engine stalls until a receive is
+ * posted or credits come back. A TORUS_SEND_SYNC send without a receive
+ * waits in that FIFO by reference instead (no copy, no credit), and the
+ * receive that takes it copies it once, sender to receiver. A receive
+ * posted for a message already in a FIFO waits on the ready queue of its
+ * port's engine, which scatters the message before its next send. The link
+ * faults of the route (fault.c) apply here. Completions of both ends go to
+ * their nodes' CQs from here, and a node's last close stops its engines.
  */
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -21,16 +23,12 @@
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 
-struct torus_engine *torus_node_engine(struct torus_node *n, u32 port)
-{
-	return torus_one_port(n->fab) ? &n->eng1 : &n->ports[port].eng;
-}
-
 void torus_engine_init(struct torus_engine *eng, struct torus_node *n)
 {
 	eng->node = n;
 	INIT_DELAYED_WORK(&eng->dwork, torus_engine_work);
 	INIT_LIST_HEAD(&eng->txq);
+	INIT_LIST_HEAD(&eng->rdq);
 	INIT_LIST_HEAD(&eng->wait_entry);
 }
 
@@ -48,48 +46,6 @@ void __torus_wake_waiters(struct list_head *waiters)
 		list_del_init(&eng->wait_entry);
 		torus_engine_kick(eng);
 	}
-}
-
-/* Caller holds fab->lock. */
-static void __torus_complete(struct torus_kdesc *d, int status, u64 bytes, u32 peer, u64 tag,
-			     u64 t_start, u64 t_end)
-{
-	struct torus_cqe e = {
-		.user_data = d->user_data,
-		.tag = tag,
-		.op = d->op,
-		.port = d->port,
-		.status = status,
-		.bytes = status ? 0 : bytes,
-		.peer = peer,
-		.t_start_ns = t_start,
-		.t_end_ns = t_end,
-	};
-
-	/* a caller that reaps this completion may deregister what @d named */
-	__torus_kdesc_mrs_done(d);
-	trace_torus_complete(d->node->fab->id, d->node->id, d->port, d->op, peer, tag, e.bytes,
-			     status, t_start, t_end);
-	if (status)
-		trace_torus_error(d->node->fab->id, d->node->id, d->port, d->op, peer, tag, e.bytes,
-				  status, t_start, t_end);
-	torus_cq_complete(d->node, &e);
-}
-
-/* Oldest FIFO message on @rp matching receive @r, unlinked. Caller holds fab->lock. */
-struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kdesc *r)
-{
-	struct torus_fifo_msg *msg;
-
-	list_for_each_entry(msg, &rp->fifo, list) {
-		if (torus_tag_matches(r, msg->tag)) {
-			list_del(&msg->list);
-			if (msg->send)
-				list_del_init(&msg->park_entry);
-			return msg;
-		}
-	}
-	return NULL;
 }
 
 /*
@@ -135,29 +91,11 @@ static void torus_park_deliver(struct torus_fabric *f, struct torus_fifo_msg *ms
 }
 
 /*
- * Move @n's sync sends waiting by reference (those posted through @tf that
- * name its registrations, or all with @tf NULL) off their FIFOs to @dead.
- * Caller holds fab->lock.
- */
-static void __torus_unpark(struct torus_node *n, struct torus_file *tf, struct list_head *dead)
-{
-	struct torus_fifo_msg *msg, *tmp;
-
-	list_for_each_entry_safe(msg, tmp, &n->parked, park_entry) {
-		if (tf && (msg->send->file != tf || !msg->send->has_mr))
-			continue;
-		list_del(&msg->list);
-		list_del_init(&msg->park_entry);
-		list_add_tail(&msg->send->list, dead);
-	}
-}
-
-/*
  * Scatter a claimed FIFO message into claimed receive @r, return the
  * message's credits and complete @r (a by-reference one: see above). Frees
  * both. Called without locks.
  */
-void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct torus_fifo_msg *msg,
+static void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct torus_fifo_msg *msg,
 			struct torus_kdesc *r)
 {
 	struct torus_kseg flat = { .mr = NULL, .offset = 0, .length = msg->len };
@@ -300,8 +238,12 @@ static struct torus_kdesc *__torus_xmit_done(struct torus_fabric *f, struct toru
 	return late;
 }
 
-/* One send of @eng. Returns true after progress, false when idle or stalled. */
-static bool torus_engine_step(struct torus_engine *eng)
+/*
+ * One receive on @eng's ready queue (queued with the FIFO message it
+ * claimed), or with @tx and none ready, one send. Returns true after
+ * progress, false when idle or stalled.
+ */
+static bool torus_engine_step(struct torus_engine *eng, bool tx)
 {
 	struct torus_fabric *f = eng->node->fab;
 	struct torus_xmit x = { };
@@ -310,7 +252,14 @@ static bool torus_engine_step(struct torus_engine *eng)
 	u64 delay = 0;
 
 	spin_lock(&f->lock);
-	d = list_first_entry_or_null(&eng->txq, struct torus_kdesc, list);
+	d = list_first_entry_or_null(&eng->rdq, struct torus_kdesc, list);
+	if (d) {
+		list_del(&d->list);
+		spin_unlock(&f->lock);
+		torus_fifo_deliver(f, &d->node->ports[d->port], d->match, d);
+		return true;
+	}
+	d = tx ? list_first_entry_or_null(&eng->txq, struct torus_kdesc, list) : NULL;
 	if (!d) {
 		spin_unlock(&f->lock);
 		return false;
@@ -387,18 +336,17 @@ static bool torus_engine_step(struct torus_engine *eng)
 
 /*
  * Take up to TORUS_ENGINE_BUDGET steps of @eng. Called by the engine's work
- * item, or directly by the poster (doorbell fast path, see torus_post()).
- * Exactly one runner at a time per engine keeps each route in order; a kick
- * that finds the engine busy makes the runner hand over to the work item.
+ * item, or directly by the poster (torus_engine_doorbell()). Exactly one
+ * runner at a time per engine keeps each route in order; a kick that finds
+ * the engine busy makes the runner hand over to the work item.
  */
-void torus_engine_run(struct torus_engine *eng, bool from_work)
+static void torus_engine_run(struct torus_engine *eng, bool from_work)
 {
 	struct torus_fabric *f = eng->node->fab;
+	/* a pending work item may hold a DELAY fault's real latency: its sends wait for it */
+	bool tx = from_work || !delayed_work_pending(&eng->dwork);
 	int i;
 
-	/* a pending work item may hold a DELAY fault's real latency: leave it be */
-	if (!from_work && delayed_work_pending(&eng->dwork))
-		return;
 	spin_lock(&f->lock);
 	if (eng->busy) {
 		eng->rekick = true;
@@ -408,7 +356,7 @@ void torus_engine_run(struct torus_engine *eng, bool from_work)
 	eng->busy = true;
 	spin_unlock(&f->lock);
 	for (i = 0; i < TORUS_ENGINE_BUDGET; i++)
-		if (!torus_engine_step(eng))
+		if (!torus_engine_step(eng, tx))
 			break;
 	spin_lock(&f->lock);
 	eng->busy = false;
@@ -426,28 +374,34 @@ void torus_engine_work(struct work_struct *work)
 }
 
 /*
- * Empty closing port @p's FIFO: copied messages go to @dead_msgs (their
- * credits back), other nodes' sync sends waiting by reference complete
- * refused and go to @refused. Caller holds fab->lock.
+ * The doorbell: start the engines of @n's ports in @kick after a post.
+ * torus_engine_inline: 0 = work items only; 1 = the poster runs the last
+ * engine itself and the others run as work items in parallel; 2 (default) =
+ * the poster runs them all, with no worker hand-off per batch (measured:
+ * docs/benchmarks.md). Engines that stall or run out of budget go on as work
+ * items.
  */
-static void __torus_fifo_drop(struct torus_port *p, struct list_head *dead_msgs, struct list_head *refused)
+void torus_engine_doorbell(struct torus_node *n, u32 kick)
 {
-	struct torus_fifo_msg *msg, *tmp;
-	struct torus_kdesc *d;
+	int last = fls(kick) - 1, i;
 
-	list_for_each_entry_safe(msg, tmp, &p->fifo, list) {
-		list_del(&msg->list);
-		d = msg->send;
-		if (!d) {
-			p->fifo_used -= msg->len;
-			list_add_tail(&msg->list, dead_msgs);
-			continue;
-		}
-		list_del_init(&msg->park_entry);
-		__torus_complete(d, -ECONNREFUSED, 0, d->dst, d->tag, msg->t_start_ns, msg->t_end_ns);
-		list_add_tail(&d->list, refused);
+	if (!kick)
+		return;
+	if (torus_one_port(n->fab)) {
+		if (torus_engine_inline)
+			torus_engine_run(&n->eng1, false);
+		else
+			torus_engine_kick(&n->eng1);
+		return;
 	}
-	__torus_wake_waiters(&p->waiters);
+	for (i = 0; i <= last; i++) {
+		if (!(kick & (1U << i)))
+			continue;
+		if (torus_engine_inline == 2 || (torus_engine_inline == 1 && i == last))
+			torus_engine_run(&n->ports[i].eng, false);
+		else
+			torus_engine_kick(&n->ports[i].eng);
+	}
 }
 
 /*
@@ -524,19 +478,4 @@ void torus_file_cancel(struct torus_file *tf)
 		for (i = 0; i < f->nports; i++)
 			torus_engine_kick(&n->ports[i].eng);
 	torus_kdesc_free_list(&dead);
-}
-
-/* Fabric release: free every parked message. */
-void torus_fifo_free_all(struct torus_fabric *f)
-{
-	struct torus_fifo_msg *msg, *tmp;
-	u32 i, j;
-
-	if (!f->node)
-		return;
-	for (i = 0; i < f->nodes; i++)
-		for (j = 0; j < f->nports; j++)
-			list_for_each_entry_safe(msg, tmp, &f->node[i].ports[j].fifo, list)
-				if (!WARN_ON_ONCE(msg->send))	/* its sender's last close took it */
-					kvfree(msg);
 }

@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * torus: descriptor posting and the per-port descriptor queues.
- * TORUS_IOC_POST validates each user descriptor at the edge (flags, reserved
- * fields, segments inside the poster's matrix or inside registrations of
- * the posting file and process, route), copies it into a torus_kdesc
- * holding a matrix reference, a hold on every registration a segment names
- * and a reserved CQ slot, and queues
- * it: a send on the engine of its first-hop port (one engine per node on
- * one-port fabrics), a receive on its arrival port's receive queue, or
- * straight onto a message already parked in that port's FIFO. Then it rings
- * the doorbell of the engines it fed (engine.c moves the messages). The
- * engines take descriptors off these queues with the helpers below, and a
- * node's last close empties them.
+ * torus: descriptor posting. TORUS_IOC_POST validates each user descriptor
+ * at the edge (flags, reserved fields, segments inside the poster's matrix
+ * or inside registrations of the posting file and process, route), copies
+ * it into a torus_kdesc holding a matrix reference, a hold on every
+ * registration a segment names and a reserved CQ slot, and queues it
+ * (queue.c). Then it rings the doorbell of the engines it fed (engine.c
+ * moves the messages). Posting only queues and kicks: it never copies a
+ * message or completes a descriptor itself.
  */
 #include <linux/err.h>
 #include <linux/overflow.h>
@@ -20,134 +16,6 @@
 
 #include "torus.h"
 #include "trace.h"
-
-/*
- * @d is completing: its registrations stop counting it in flight, before
- * its completion can be reaped. Any context (the completers hold fab->lock).
- */
-void __torus_kdesc_mrs_done(struct torus_kdesc *d)
-{
-	u32 i;
-
-	if (!d->mr_inflight)
-		return;
-	d->mr_inflight = false;
-	for (i = 0; i < d->nsegs; i++)
-		if (d->segs[i].mr)
-			torus_mr_done(d->segs[i].mr);
-}
-
-/*
- * @d's copy is over: drop its registrations now (unpinning those already
- * deregistered), before it completes. May sleep.
- */
-void torus_kdesc_drop_mrs(struct torus_kdesc *d)
-{
-	u32 i;
-
-	if (!d->has_mr)
-		return;
-	__torus_kdesc_mrs_done(d);
-	for (i = 0; i < d->nsegs; i++) {
-		if (d->segs[i].mr) {
-			torus_mr_put(d->segs[i].mr);
-			d->segs[i].mr = NULL;
-		}
-	}
-	d->has_mr = false;
-}
-
-/* Drops the last hold on a registration, which unpins it: may sleep. */
-void torus_kdesc_free(struct torus_kdesc *d)
-{
-	might_sleep();
-	torus_kdesc_drop_mrs(d);
-	torus_matrix_put(d->mx);
-	kfree(d->park);
-	kfree(d);
-}
-
-void torus_kdesc_free_list(struct list_head *list)
-{
-	struct torus_kdesc *d, *tmp;
-
-	list_for_each_entry_safe(d, tmp, list, list)
-		torus_kdesc_free(d);
-}
-
-/* Oldest receive on @rp matching @tag, unlinked. Caller holds fab->lock. */
-struct torus_kdesc *__torus_claim_recv(struct torus_port *rp, u64 tag)
-{
-	struct torus_kdesc *r;
-
-	list_for_each_entry(r, &rp->rxq, list) {
-		if (torus_tag_matches(r, tag)) {
-			list_del(&r->list);
-			rp->rq_count--;
-			return r;
-		}
-	}
-	return NULL;
-}
-
-/* Take the head send off its engine's queue. Caller holds fab->lock. */
-void __torus_unqueue_send(struct torus_kdesc *d)
-{
-	list_del(&d->list);
-	d->node->ports[d->port].sq_count--;
-}
-
-/*
- * Last close: move every descriptor @n still has queued (its one-port
- * engine's sends, then per port the port engine's sends and the receives)
- * to @dead, in that order. Caller holds fab->lock.
- */
-void __torus_unqueue_all(struct torus_node *n, struct list_head *dead)
-{
-	struct torus_port *p;
-	u32 i;
-
-	list_splice_init(&n->eng1.txq, dead);
-	for (i = 0; i < n->fab->nports; i++) {
-		p = &n->ports[i];
-		list_splice_tail_init(&p->eng.txq, dead);
-		list_splice_tail_init(&p->rxq, dead);
-		p->sq_count = 0;
-		p->rq_count = 0;
-	}
-}
-
-static void __torus_unqueue_list_file_mrs(struct list_head *q, struct torus_file *tf,
-					  struct list_head *dead, bool send)
-{
-	struct torus_kdesc *d, *tmp;
-
-	list_for_each_entry_safe(d, tmp, q, list) {
-		if (d->file != tf || !d->has_mr)
-			continue;
-		list_move_tail(&d->list, dead);
-		if (send)
-			d->node->ports[d->port].sq_count--;
-		else
-			d->node->ports[d->port].rq_count--;
-	}
-}
-
-/*
- * Release of @tf while its node stays open: move the descriptors @tf posted
- * that name its registrations and are still queued to @dead (sends keep
- * their order on their engines). Caller holds fab->lock.
- */
-void __torus_unqueue_file_mrs(struct torus_node *n, struct torus_file *tf, struct list_head *dead)
-{
-	u32 i;
-
-	__torus_unqueue_list_file_mrs(&n->eng1.txq, tf, dead, true);
-	for (i = 0; i < n->fab->nports; i++) {
-		__torus_unqueue_list_file_mrs(&n->ports[i].eng.txq, tf, dead, true);
-		__torus_unqueue_list_file_mrs(&n->ports[i].rxq, tf, dead, false);
-	}
-}
 
 static bool torus_hops_zero(const s16 *hops)
 {
@@ -294,6 +162,7 @@ static struct torus_kdesc *torus_kdesc_build(struct torus_file *tf, const struct
 	d->has_mr = false;
 	d->mr_inflight = false;
 	d->park = NULL;
+	d->match = NULL;
 	ret = torus_segs_from_user(tf, d, ud);
 	if (ret)
 		goto err_free_desc;
@@ -344,10 +213,8 @@ static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u3
 {
 	struct torus_node *n = tf->node;
 	struct torus_fabric *f = n->fab;
-	struct torus_fifo_msg *msg = NULL;
 	struct torus_kdesc *d;
-	struct torus_port *rp;
-	bool send = ud->op == TORUS_OP_SEND;
+	bool send = ud->op == TORUS_OP_SEND, more;
 	int ret;
 
 	ret = torus_desc_check(n, ud);
@@ -363,30 +230,16 @@ static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u3
 	torus_matrix_get(d->mx);
 
 	spin_lock(&f->lock);
-	rp = &n->ports[d->port];
-	if ((send ? rp->sq_count : rp->rq_count) >= f->sq_depth) {
+	ret = __torus_queue(n, d, &more);
+	if (ret) {
 		spin_unlock(&f->lock);
-		ret = -EAGAIN;
 		goto err_unreserve;
 	}
-	if (send) {
-		d->clock_ns = READ_ONCE(n->clock_ns);
-		list_add_tail(&d->list, &torus_node_engine(n, d->port)->txq);
-		rp->sq_count++;
+	if (more)
 		*kick |= 1U << d->port;
-	} else {
-		msg = __torus_claim_msg(rp, d);
-		if (!msg) {
-			list_add_tail(&d->list, &rp->rxq);
-			rp->rq_count++;
-			__torus_wake_waiters(&rp->waiters);
-		}
-	}
 	/* under the lock: once it is dropped an engine may complete and free @d */
 	trace_torus_post(f->id, n->id, d->port, d->op, send ? d->dst : 0, d->tag, d->len);
 	spin_unlock(&f->lock);
-	if (msg)
-		torus_fifo_deliver(f, rp, msg, d);
 	return 0;
 
 err_unreserve:
@@ -394,37 +247,6 @@ err_unreserve:
 err_free_desc:
 	torus_kdesc_free(d);
 	return ret;
-}
-
-/*
- * Start the engines of the ports in @kick. torus_engine_inline: 0 = work
- * items only; 1 = the poster runs the last engine itself and the others run
- * as work items in parallel; 2 (default) = the poster runs them all: no
- * worker hand-off per batch (measured in the TCG guest: 4x4 all-ports
- * exchange 0.76-0.90x memcpy at the median against 0.24-0.71x with 1 and
- * 0.54x with 0). Engines that stall or run out of budget go on as work items.
- */
-static void torus_post_kick(struct torus_node *n, u32 kick)
-{
-	int last = fls(kick) - 1, i;
-
-	if (!kick)
-		return;
-	if (torus_one_port(n->fab)) {
-		if (torus_engine_inline)
-			torus_engine_run(&n->eng1, false);
-		else
-			torus_engine_kick(&n->eng1);
-		return;
-	}
-	for (i = 0; i <= last; i++) {
-		if (!(kick & (1U << i)))
-			continue;
-		if (torus_engine_inline == 2 || (torus_engine_inline == 1 && i == last))
-			torus_engine_run(&n->ports[i].eng, false);
-		else
-			torus_engine_kick(&n->ports[i].eng);
-	}
 }
 
 int torus_post(struct torus_file *tf, struct torus_post *p)
@@ -452,6 +274,6 @@ int torus_post(struct torus_file *tf, struct torus_post *p)
 			break;
 		p->posted++;
 	}
-	torus_post_kick(n, kick);
+	torus_engine_doorbell(n, kick);
 	return ret;
 }

@@ -7,8 +7,9 @@
  *   torus_node		lives inside its fabric's node array.
  *   torus_matrix	kref; the node (while open), every mmap and every queued
  *			descriptor hold one, so DMA never touches freed memory.
- *   torus_kdesc	owned by whichever queue it is on, or by the engine that
- *			claimed it (off every list) until it completes.
+ *   torus_kdesc	owned by whichever queue it is on (queue.c), or by the
+ *			engine that claimed it (off every list) until it
+ *			completes.
  *   torus_file	one per open node file (file->private_data): its node and
  *			its registrations; freed at release.
  *   torus_mr		kref; the file's table holds one, every segment of a
@@ -84,7 +85,7 @@ struct torus_kseg {
 
 /* A posted descriptor, kernel copy. Sends carry their route. */
 struct torus_kdesc {
-	struct list_head list;		/* on an engine txq or a port rxq */
+	struct list_head list;		/* on an engine txq or rdq, or a port rxq */
 	struct torus_node *node;	/* poster */
 	struct torus_file *file;	/* posting file: compared, never dereferenced */
 	struct torus_matrix *mx;	/* poster's matrix, one reference */
@@ -103,6 +104,7 @@ struct torus_kdesc {
 	u32 nhops;
 	bool stalled;			/* send: already counted one stall */
 	struct torus_fifo_msg *park;	/* TORUS_SEND_SYNC: its by-reference FIFO entry */
+	struct torus_fifo_msg *match;	/* recv on an engine's rdq: the message it claimed */
 	bool delayed;			/* send: DELAY fault already waited */
 	u32 *route;			/* send: nhops link ids, in the tail */
 	struct torus_kseg segs[];	/* nsegs entries (each holding its mr), then route[] */
@@ -158,6 +160,7 @@ struct torus_engine {
 	struct torus_node *node;
 	struct delayed_work dwork;	/* runs torus_engine_work() */
 	struct list_head txq;		/* queued sends, post order */
+	struct list_head rdq;		/* receives holding a claimed FIFO message (->match) */
 	struct list_head wait_entry;	/* on a port's or node's waiters while stalled */
 	/* protected by fab->lock: one runner at a time, work item or poster */
 	bool busy;			/* a runner is taking steps */
@@ -260,6 +263,12 @@ static inline u32 torus_link_id(u32 node, u32 port)
 	return node * TORUS_MAX_PORTS + port;
 }
 
+/* The engine that sends on @port of @n (the node's one engine on one-port fabrics). */
+static inline struct torus_engine *torus_node_engine(struct torus_node *n, u32 port)
+{
+	return torus_one_port(n->fab) ? &n->eng1 : &n->ports[port].eng;
+}
+
 /* Receive @r takes a message tagged @tag (posting and the FIFO both match). */
 static inline bool torus_tag_matches(const struct torus_kdesc *r, u64 tag)
 {
@@ -305,29 +314,33 @@ void torus_mr_done(struct torus_mr *mr);
 void torus_mr_put(struct torus_mr *mr);
 
 /* post.c */
-void torus_kdesc_free(struct torus_kdesc *d);
+int torus_post(struct torus_file *tf, struct torus_post *p);
+
+/* queue.c */
 void __torus_kdesc_mrs_done(struct torus_kdesc *d);
 void torus_kdesc_drop_mrs(struct torus_kdesc *d);
+void torus_kdesc_free(struct torus_kdesc *d);
 void torus_kdesc_free_list(struct list_head *list);
+void __torus_complete(struct torus_kdesc *d, int status, u64 bytes, u32 peer, u64 tag,
+		      u64 t_start, u64 t_end);
 struct torus_kdesc *__torus_claim_recv(struct torus_port *rp, u64 tag);
+struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kdesc *r);
+int __torus_queue(struct torus_node *n, struct torus_kdesc *d, bool *kick);
 void __torus_unqueue_send(struct torus_kdesc *d);
 void __torus_unqueue_all(struct torus_node *n, struct list_head *dead);
 void __torus_unqueue_file_mrs(struct torus_node *n, struct torus_file *tf, struct list_head *dead);
-int torus_post(struct torus_file *tf, struct torus_post *p);
+void __torus_unpark(struct torus_node *n, struct torus_file *tf, struct list_head *dead);
+void __torus_fifo_drop(struct torus_port *p, struct list_head *dead_msgs, struct list_head *refused);
+void torus_fifo_free_all(struct torus_fabric *f);
 
 /* engine.c */
 void torus_engine_init(struct torus_engine *eng, struct torus_node *n);
 void torus_engine_kick(struct torus_engine *eng);
 void torus_engine_work(struct work_struct *work);
-void torus_engine_run(struct torus_engine *eng, bool from_work);
-struct torus_engine *torus_node_engine(struct torus_node *n, u32 port);
+void torus_engine_doorbell(struct torus_node *n, u32 kick);
 void __torus_wake_waiters(struct list_head *waiters);
-struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kdesc *r);
-void torus_fifo_deliver(struct torus_fabric *f, struct torus_port *rp, struct torus_fifo_msg *msg,
-			struct torus_kdesc *r);
 void torus_node_quiesce(struct torus_node *n);
 void torus_file_cancel(struct torus_file *tf);
-void torus_fifo_free_all(struct torus_fabric *f);
 
 /* fault.c */
 int torus_link_fault_set(struct torus_fabric *f, const struct torus_link_fault *lf);
