@@ -1,7 +1,8 @@
 # libtoruscoll: shared (soname libtoruscoll.so.1, symbol versions from
 # lib/libtoruscoll.map) and static libraries, pkg-config file, install.
 TC_VERSION := 1.0.0
-# lib/ is a tree of layers (see the README's layout section); every .c below it is built.
+# lib/ is a tree of layers (docs/library.md, "The source: layers";
+# tests/unit/check-layers checks the includes); every .c below it is built.
 LIB_SRCS := $(shell find lib -name '*.c' | LC_ALL=C sort)
 LIB_HDRS := $(shell find lib -name '*.h') $(wildcard include/*.h include/uapi/*.h)
 # The verbs transport: built only when libibverbs, librdmacm and pmix are installed.

@@ -23,8 +23,8 @@ static const char *const tc_coll_env[2] = {
 
 /*
  * TC_ZCOPY_MIN: the smallest block (bytes per peer) that runs zero copy;
- * "off" never. The default is the crossover measured on the device (README,
- * "Zero copy").
+ * "off" never. The default is the crossover measured on the device
+ * (docs/library.md, "Zero copy").
  */
 static int tc_zcopy_from_env(struct tc_comm *comm)
 {

@@ -12,8 +12,8 @@
  * (TORUS_SEND_SYNC, where the module has it): arriving before its receive it waits at the
  * destination by reference rather than being copied into the receive FIFO and out, so every
  * message is copied once. TC_DEV_SYNC_MIN=N keeps sends below N bytes buffered (eager),
- * "off" all of them; in the README's runs ("Zero copy") synchronous was mostly ahead from
- * 16 KiB and the two were within the rounds' spread below. A step posts its receives with its sends and then waits for both, so a sender
+ * "off" all of them (how the two compare: docs/benchmarks.md, zero copy). A
+ * step posts its receives with its sends and then waits for both, so a sender
  * waiting for its receiver is no deadlock. wait: TORUS_IOC_CQ_WAIT until the
  * wanted number of completions arrived; a completion with a non-zero status
  * fails the wait with that status. Every posted descriptor carries its index
