@@ -5,6 +5,7 @@
 #   make demo       install dependencies, build, load the module (in a VM if needed), run collectives
 # Each directory owns a fragment: lib/lib.mk, utils/utils.mk, kmod/kmod.mk,
 # tests/unit/unit.mk, tests/vm/vm.mk, tests/stress/stress.mk, tests/tools/tools.mk,
+# tests/lint/lint.mk,
 # examples/examples.mk, mpi/mpi.mk, tests/mpi/mpi.mk.
 #   make install    PREFIX (default /usr/local) and DESTDIR as usual; make uninstall
 
@@ -35,6 +36,7 @@ include tests/unit/unit.mk
 include tests/vm/vm.mk
 include tests/stress/stress.mk
 include tests/tools/tools.mk
+include tests/lint/lint.mk
 include examples/examples.mk
 include mpi/mpi.mk
 include tests/mpi/mpi.mk
@@ -50,10 +52,10 @@ include tests/cluster/cluster.mk
 check: deps
 	-@$(MAKE) -k --no-print-directory all
 	@rm -rf $(O)/results && mkdir -p $(O)/results
-	-@for s in unit tools vm verbs mpi cluster debug-warm; do \
+	-@for s in unit tools lint vm verbs mpi cluster debug-warm; do \
 		$(MAKE) --no-print-directory check-$$s 2>&1 | tee $(O)/results/$${s%-warm}.log; \
 	 done
-	@tests/summarize --logs $(O)/results unit tools vm verbs mpi cluster debug
+	@tests/summarize --logs $(O)/results unit tools lint vm verbs mpi cluster debug
 
 # demo: deps, a quiet build (build/demo/build.log), load torus.ko with a 4x4
 # torus (in a guest when this host cannot load modules), messages on every

@@ -97,7 +97,7 @@ DEFINE_EVENT(torus_cqe_class, torus_error,
 
 #endif /* _TORUS_TRACE_H */
 
-/* Found through the module's -I$(src)/include (Kbuild): include/../kmod/trace.h */
+/* Found through the module's -I$(src)/include (Kbuild): include/../kmod/, this header */
 #undef TRACE_INCLUDE_PATH
 #define TRACE_INCLUDE_PATH ../kmod
 #undef TRACE_INCLUDE_FILE
