@@ -138,6 +138,8 @@ int fabric_span(struct bench *b, int reset, double *us);
 double now_us(void);
 double median(double *v, int n);
 void set_fail(struct bench *b, int rank, int err, const char *what);
+#define MAX_SIZES 64
+int sweep_sizes(const struct opts *o, size_t *sizes, int max);
 int sweep(struct bench *b, tc_comm_t *comm, int use_ms, int nalgos);
 
 /*

@@ -285,19 +285,28 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 	return ret;
 }
 
-/* The sizes of the sweep into sizes[] (at most max), their count. */
-static int sweep_sizes(const struct opts *o, size_t *sizes, int max)
+/*
+ * The sizes of the sweep into sizes[] (at most max), their count, or -1 when
+ * there would be more than max. The reductions and bcast run whole int32
+ * elements: each size rounded down to a multiple of 4, a repeat dropped.
+ */
+int sweep_sizes(const struct opts *o, size_t *sizes, int max)
 {
+	const int int32 = o->coll == C_ALLREDUCE || o->coll == C_BCAST || o->coll == C_REDUCE_SCATTER;
 	int n = 0;
 
-	for (size_t size = o->minb; n < max; size = (size_t)ceil(size * o->factor)) {
-		if (o->coll == C_BARRIER)
-			size = 0;
-		else if (o->coll == C_ALLREDUCE || o->coll == C_BCAST || o->coll == C_REDUCE_SCATTER)
-			size &= ~(size_t)3; /* int32 elements */
+	if (o->coll == C_BARRIER) {
+		sizes[0] = 0;
+		return 1;
+	}
+	for (size_t raw = o->minb; raw <= o->maxb; raw = (size_t)ceil(raw * o->factor)) {
+		size_t size = int32 ? raw & ~(size_t)3 : raw;
+
+		if (n && size == sizes[n - 1])
+			continue;
+		if (n == max)
+			return -1;
 		sizes[n++] = size;
-		if (o->coll == C_BARRIER || size >= o->maxb || (size_t)ceil(size * o->factor) > o->maxb)
-			break;
 	}
 	return n;
 }
@@ -378,8 +387,8 @@ int sweep(struct bench *b, tc_comm_t *comm, int use_ms, int nalgos)
 {
 	const struct opts *o = &b->o;
 	const int R = o->rounds, has_algo = o->coll == C_ALLTOALL || o->coll == C_ALLGATHER;
-	size_t sizes[64];
-	int nsizes = sweep_sizes(o, sizes, 64), ret = 0, n = R == 1 ? nalgos * nsizes : nsizes * R * nalgos;
+	size_t sizes[MAX_SIZES];
+	int nsizes = sweep_sizes(o, sizes, MAX_SIZES), ret = 0, n = R == 1 ? nalgos * nsizes : nsizes * R * nalgos;
 	int order[MAX_ALGOS];
 	struct record *res = calloc((size_t)nalgos * nsizes * R, sizeof(*res));
 

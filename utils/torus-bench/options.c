@@ -24,7 +24,8 @@ static const char usage_text[] =
 	"  -c, --coll C        alltoall (default), allgather, allreduce, bcast, barrier,\n"
 	"                      alltoallv, allgatherv, reduce_scatter\n"
 	"  -a, --algo A        alltoall/allgather: an algorithm (torus-sched --list),\n"
-	"                      a comma-separated list of them,\n"
+	"                      a comma-separated list of them (checked before the\n"
+	"                      ranks start),\n"
 	"                      auto (default) or all (auto, then every algorithm of\n"
 	"                      the collective); with auto and others, a closing\n"
 	"                      table per size: auto's pick and measured time against\n"
@@ -41,7 +42,8 @@ static const char usage_text[] =
 	"      --one-port      sim: one-port nodes\n"
 	"  -b, --minbytes N    smallest size (default 64; K, M suffixes)\n"
 	"  -e, --maxbytes N    largest size (default 1M)\n"
-	"  -f, --stepfactor F  multiply the size by F each step (default 2)\n"
+	"  -f, --stepfactor F  multiply the size by F each step (default 2; at most\n"
+	"                      64 sizes)\n"
 	"  -w, --warmup N      checked untimed iterations per size (default 1)\n"
 	"  -n, --iters N       timed iterations per size (default 10)\n"
 	"  -r, --rounds N      run the whole list of algorithms N times per size,\n"
@@ -63,7 +65,8 @@ static const char usage_text[] =
 	"\n"
 	"size: the bytes per peer block (alltoall, allgather, the v-variants'\n"
 	"largest block), the vector bytes (allreduce, bcast), the bytes each rank\n"
-	"receives (reduce_scatter). bytes = the data one rank sends or receives,\n"
+	"receives (reduce_scatter); int32 elements (allreduce, bcast, reduce_scatter)\n"
+	"start at 4 bytes. bytes = the data one rank sends or receives,\n"
 	"algbw = bytes / time, busbw = algbw * factor (nccl-tests; see torus-bench(1)).\n"
 	"\n"
 	"Exit status: 0 ok; 1 a byte was wrong; 2 bad usage; 3 the one algorithm\n"
@@ -168,6 +171,7 @@ void parse(int argc, char **argv, struct opts *o)
 		{ "plot", required_argument, 0, O_PLOT },  { "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
+	size_t sizes[MAX_SIZES];
 	int c, i;
 	char *end;
 
@@ -194,6 +198,8 @@ void parse(int argc, char **argv, struct opts *o)
 			o->coll = i;
 			break;
 		case 'a':
+			if (!*optarg)
+				die(2, "-a \"\": an empty algorithm name (auto, all, or names from torus-sched --list)");
 			o->algo = optarg;
 			break;
 		case O_TRANSPORT:
@@ -275,8 +281,53 @@ void parse(int argc, char **argv, struct opts *o)
 	}
 	if (strcmp(o->algo, "auto") && o->coll != C_ALLTOALL && o->coll != C_ALLGATHER)
 		die(2, "-a %s: only alltoall and allgather have a choice of algorithm", o->algo);
-	if ((o->coll == C_ALLREDUCE || o->coll == C_REDUCE_SCATTER) && o->minb < 4)
-		die(2, "-b %zu: %s sums int32 elements, sizes start at 4", o->minb, colls[o->coll]->name);
+	if ((o->coll == C_ALLREDUCE || o->coll == C_REDUCE_SCATTER || o->coll == C_BCAST) && o->minb < 4)
+		die(2, "-b %zu: %s moves int32 elements, sizes start at 4", o->minb, colls[o->coll]->name);
+	if (sweep_sizes(o, sizes, MAX_SIZES) < 0)
+		die(2, "-b %zu -e %zu -f %g: more than %d sizes (raise -f or narrow -b..-e)", o->minb, o->maxb,
+		    o->factor, MAX_SIZES);
+}
+
+struct algo_check {
+	const struct bench *b;
+	int bad; /* index of the first name no algorithm has, or -1 */
+};
+
+static int algo_check_rank(tc_comm_t *comm, void *arg)
+{
+	struct algo_check *ac = arg;
+	enum tc_coll_id id = ac->b->o.coll == C_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER;
+
+	if (tc_comm_rank(comm))
+		return 0;
+	for (int i = 0; i < ac->b->nalgos && ac->bad < 0; i++)
+		if (tc_comm_set_algo(comm, id, ac->b->algos[i]) == -ENOENT)
+			ac->bad = i;
+	return 0;
+}
+
+/*
+ * Every name of -a before any rank starts: the library's own answer
+ * (tc_comm_set_algo: -ENOENT for a name no algorithm has), asked on a
+ * two-node simulator, so that a typo is bad usage up front whatever the
+ * transport.
+ */
+static void check_algo_names(const struct bench *b)
+{
+	struct tc_sim_attr sa = { .size = sizeof(sa), .ndims = 1, .dims = { 2 }, .wrap_mask = 1 };
+	struct algo_check ac = { .b = b, .bad = -1 };
+	tc_sim_t *sim;
+	int ret = tc_sim_create(&sa, &sim);
+
+	if (!ret) {
+		ret = tc_sim_launch(sim, algo_check_rank, &ac);
+		tc_sim_destroy(sim);
+	}
+	if (ret)
+		die(4, "-a %s: checking the names: %s: %s", b->o.algo, tc_strerror(ret), tc_last_error());
+	if (ac.bad >= 0)
+		die(2, "-a %s: %s is no %s algorithm (see torus-sched --list --coll %s)", b->o.algo,
+		    b->algos[ac.bad], colls[b->o.coll]->name, colls[b->o.coll]->name);
 }
 
 /* -a: the algorithms to run, into b->algos (alltoall and allgather only). */
@@ -301,6 +352,7 @@ void parse_algos(struct bench *b)
 				if (*end && !end[1])
 					die(2, "-a %s: an empty or too long algorithm name", b->o.algo);
 			}
+			check_algo_names(b);
 		}
 	}
 }
