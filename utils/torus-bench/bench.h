@@ -33,6 +33,7 @@
 
 #define MAX_ALGOS 32
 #define MAX_ROUNDS 99
+#define MAX_SIZES 64
 
 enum coll {
 	C_ALLTOALL,
@@ -81,7 +82,8 @@ struct record {
 	double zcopy_ranks, eager_sends, rdv_sends;
 	double makespan;  /* virtual us per call (dev: the median of per-call makespans), or -1 */
 	double wall;	  /* dev: median per-call wall time, first rank in to last out, or -1 */
-	long long errors;
+	long long errors; /* wrong bytes (struct bench's bad) */
+	int cell;	  /* its (algorithm, size): algorithm * MAX_SIZES + size's index */
 	int rounds;		     /* rounds this record's median is over (-r) */
 	double round_min, round_max; /* the least and the largest round's time compared */
 	double round_t[MAX_ROUNDS];  /* -r: each round's time compared, in round order; -1: not run */
@@ -95,6 +97,10 @@ struct bench {
 	int nrecs, caprecs;
 	int progress;
 	double barrier_ms; /* dev: virtual time of one barrier, us */
+	/* wrong bytes per (algorithm, size) cell (record.cell), every call of every round
+	 * checked, counted by this process without the library: on sim every rank's
+	 * (under lock), on dev and verbs this rank's */
+	long long bad[MAX_ALGOS * MAX_SIZES];
 	int fail; /* negative errno of the first failure */
 	int bad_algo;
 	char failmsg[256];
@@ -138,24 +144,25 @@ int fabric_span(struct bench *b, int reset, double *us);
 double now_us(void);
 double median(double *v, int n);
 void set_fail(struct bench *b, int rank, int err, const char *what);
-#define MAX_SIZES 64
 int sweep_sizes(const struct opts *o, size_t *sizes, int max);
 int sweep(struct bench *b, tc_comm_t *comm, int use_ms, int nalgos);
 
 /*
  * colls.c and coll_*.c: one collective. size is the sweep's size (see
- * --help); it is the index of the iteration, each filling its own data.
+ * --help); call identifies the call (call_id()), each with data of its own.
  */
 struct coll_ops {
 	const char *name;
+	/* what a size is: the column's name in the table and CSV, and in words */
+	const char *size_name, *size_is;
 	/* the bytes to allocate for the send and the receive buffer */
 	void (*bufsize)(size_t size, int P, size_t *send, size_t *recv);
 	/* per-rank data bytes (for algbw) and busbw factor, nccl-tests style */
 	void (*bw)(size_t size, int P, double *bytes, double *factor);
-	/* the send data of iteration it (the receive buffer is poisoned already) */
-	void (*fill)(size_t size, int P, int rank, int it, struct bufs *B);
-	/* the wrong bytes received in iteration it */
-	long long (*check)(size_t size, int P, int rank, int it, const struct bufs *B);
+	/* the send data of call (the receive buffer is poisoned already) */
+	void (*fill)(size_t size, int P, int rank, uint64_t call, struct bufs *B);
+	/* the wrong bytes received in call, against a reference computed here */
+	long long (*check)(size_t size, int P, int rank, uint64_t call, const struct bufs *B);
 	int (*run)(tc_comm_t *comm, size_t size, struct bufs *B);
 };
 
@@ -167,39 +174,72 @@ extern const struct coll_ops *const colls[C_NUM];
 
 int alloc_bufs(enum coll c, size_t size, int P, struct bufs *B);
 void free_bufs(struct bufs *B);
-void fill(enum coll c, size_t size, int P, int rank, int it, struct bufs *B);
-long long check(enum coll c, size_t size, int P, int rank, int it, const struct bufs *B);
+void fill(enum coll c, size_t size, int P, int rank, uint64_t call, struct bufs *B);
+long long check(enum coll c, size_t size, int P, int rank, uint64_t call, const struct bufs *B);
 void bw_model(enum coll c, size_t size, int P, double *bytes, double *factor);
-void vfill(size_t size, int P, int rank, int it, int alltoallv, struct bufs *B);
-long long vcheck(int P, int rank, int it, int alltoallv, const struct bufs *B);
-void int32_fill(int rank, int it, struct bufs *B);
-long long int32_check(size_t size, int P, int it, size_t base, const struct bufs *B);
+void vfill(size_t size, int P, int rank, uint64_t call, int alltoallv, struct bufs *B);
+long long vcheck(int P, int rank, uint64_t call, int alltoallv, const struct bufs *B);
+void int32_fill(int rank, uint64_t call, struct bufs *B);
+long long int32_check(size_t size, int P, uint64_t call, size_t base, const struct bufs *B);
 
-/* the byte of data s sends d at offset i in iteration it */
-static inline uint8_t pat(int src, int dst, size_t i, int it)
+/*
+ * The data: every 8-byte word a hash of (call, origin, destination, word),
+ * so that a byte from another call, origin, destination or offset differs
+ * from the one expected (but with probability 1/256), unlike a linear
+ * pattern whose shifted copies alias. call is unique over the run
+ * (call_id()): every call of every point has data of its own.
+ */
+static inline uint64_t mix64(uint64_t x)
 {
-	return (uint8_t)(src * 131 + dst * 29 + i * 7 + (i >> 8) * 3 + it * 53 + 1);
+	x ^= x >> 30; /* splitmix64's finaliser */
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
 }
 
-/* element e of rank's int32 vector in iteration it */
-static inline uint32_t epat(int rank, size_t e, int it)
+static inline uint64_t pat_word(uint64_t call, int src, int dst, size_t w)
 {
-	return (uint32_t)rank * 2654435761u + (uint32_t)e * 40503u + (uint32_t)it * 977u;
+	return mix64(mix64(mix64(call + 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst)) ^ w);
 }
+
+/* the byte at offset i of the data src sends dst in call */
+static inline uint8_t pat(uint64_t call, int src, int dst, size_t i)
+{
+	return (uint8_t)(pat_word(call, src, dst, i / 8) >> (8 * (i % 8)));
+}
+
+/* element e of rank's int32 vector in call */
+static inline uint32_t epat(uint64_t call, int rank, size_t e)
+{
+	return (uint32_t)pat_word(call, rank, -1, e);
+}
+
+/* call it of the sweep's point-th point, unique over the run */
+static inline uint64_t call_id(int point, int it)
+{
+	return (uint64_t)point << 32 | (uint32_t)it;
+}
+
+void pat_fill(uint8_t *p, size_t n, uint64_t call, int src, int dst);
+long long pat_bad(const uint8_t *p, size_t n, uint64_t call, int src, int dst);
 
 /* output.c */
 void json_str(FILE *f, const char *s);
 void json_field(const char *name, double v);
 void fmt_opt(char *buf, size_t n, double v, const char *fmt);
 void print_json(const struct bench *b, const char *transport);
-void print_table(const struct bench *b, const char *transport, int csv);
+void print_table(const struct bench *b, const char *transport);
+void print_csv(const struct bench *b);
+double ratio(const struct record *r);
 
 /* vs_auto.c */
 double measured(const struct record *r);
 void print_vs_auto_json(const struct bench *b);
 void print_vs_auto_table(const struct bench *b);
+void print_vs_auto_csv(const struct bench *b);
 
 /* plot.c */
-int plot(const struct bench *b, const char *file);
+int plot(const struct bench *b, const char *file, const char *transport);
 
 #endif /* TORUS_BENCH_H */

@@ -61,26 +61,57 @@ double median(double *v, int n)
 }
 
 /*
+ * One point's calls on this rank. Each call gets data of its own (call_id():
+ * the point's index in the sweep and the call's in the point), filled before
+ * it and checked after it, both outside the timed region, against a
+ * reference computed here: the count of wrong bytes never goes through the
+ * library under test.
+ */
+struct point {
+	size_t size;
+	int P, rank, id;
+	int calls;     /* calls made so far */
+	long long bad; /* wrong bytes so far */
+};
+
+static void point_fill(const struct bench *b, const struct point *pt, struct bufs *B)
+{
+	fill(b->o.coll, pt->size, pt->P, pt->rank, call_id(pt->id, pt->calls), B);
+}
+
+/* after a call that returned ret: its bytes checked (when it succeeded) */
+static void point_check(const struct bench *b, struct point *pt, int ret, const struct bufs *B)
+{
+	if (!ret)
+		pt->bad += check(b->o.coll, pt->size, pt->P, pt->rank, call_id(pt->id, pt->calls), B);
+	pt->calls++;
+}
+
+/*
  * Dev with the outside barrier: each timed call alone, its virtual clocks
  * reset before it; r->makespan and r->wall the medians over the calls (rank
  * 0 fills them), *t this rank's mean time in the call.
  */
-static int timed_calls_dev(struct bench *b, tc_comm_t *comm, int rank, size_t size, struct bufs *B,
-			   struct record *r, double *t)
+static int timed_calls_dev(struct bench *b, tc_comm_t *comm, struct point *pt, struct bufs *B, struct record *r,
+			   double *t)
 {
 	const struct opts *o = &b->o;
 	double span[o->iters], wall[o->iters], sum = 0, t0, t1, x;
-	int ret = 0, n = 0;
+	int ret = 0, n = 0, rank = pt->rank;
 
 	/* every rank takes every barrier, even after a failed call */
 	for (int i = 0; i < o->iters; i++) {
+		int ran = !ret;
+
+		if (ran)
+			point_fill(b, pt, B);
 		pthread_barrier_wait(b->obar);
 		if (rank == 0 && fabric_span(b, 1, &x))
 			r->makespan = -2; /* a failed query: no makespan for this size */
 		pthread_barrier_wait(b->obar);
 		t0 = now_us();
-		if (!ret)
-			ret = colls[o->coll]->run(comm, size, B);
+		if (ran)
+			ret = colls[o->coll]->run(comm, pt->size, B);
 		t1 = now_us();
 		sum += t1 - t0;
 		pthread_barrier_wait(b->obar);
@@ -92,6 +123,8 @@ static int timed_calls_dev(struct bench *b, tc_comm_t *comm, int rank, size_t si
 		}
 		/* after the last call too: what the ranks send next must not count */
 		pthread_barrier_wait(b->obar);
+		if (ran)
+			point_check(b, pt, ret, B);
 	}
 	*t = sum / o->iters;
 	if (rank == 0 && n && r->makespan > -2) {
@@ -109,7 +142,7 @@ static int timed_calls_dev(struct bench *b, tc_comm_t *comm, int rank, size_t si
  * this rank's mean. A loaded host stretches single calls by several times;
  * the median of per-call maxima keeps one stall from deciding a comparison.
  */
-static int timed_calls_wall(struct bench *b, tc_comm_t *comm, size_t size, struct bufs *B, struct record *r,
+static int timed_calls_wall(struct bench *b, tc_comm_t *comm, struct point *pt, struct bufs *B, struct record *r,
 			    double *t)
 {
 	const struct opts *o = &b->o;
@@ -117,12 +150,14 @@ static int timed_calls_wall(struct bench *b, tc_comm_t *comm, size_t size, struc
 	int ret = 0;
 
 	for (int i = 0; i < o->iters && !ret; i++) {
+		point_fill(b, pt, B);
 		ret = tc_barrier(comm);
 		t0 = now_us();
 		if (!ret)
-			ret = colls[o->coll]->run(comm, size, B);
+			ret = colls[o->coll]->run(comm, pt->size, B);
 		per[i] = now_us() - t0;
 		sum += per[i];
+		point_check(b, pt, ret, B);
 	}
 	if (!ret)
 		ret = tc_allreduce(comm, per, slow, o->iters, TC_DOUBLE, TC_MAX);
@@ -133,22 +168,56 @@ static int timed_calls_wall(struct bench *b, tc_comm_t *comm, size_t size, struc
 }
 
 /*
- * One point of the sweep: algo (when the collective has algorithms) at size,
- * a warm-up and the timed calls, reduced over the ranks into *r; every rank
- * calls it with the same arguments.
+ * Dev without the outside barrier: the timed calls back to back between two
+ * barriers, the makespan's growth over them less the barriers' (rank 0
+ * fills r->makespan), *t this rank's mean time in a call.
  */
-static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_t size, int use_ms, struct record *r)
+static int timed_calls_span(struct bench *b, tc_comm_t *comm, struct point *pt, struct bufs *B, struct record *r,
+			    double *t)
+{
+	const struct opts *o = &b->o;
+	double ms0 = 0, ms1 = 0, sum = 0, t0;
+	int ret = tc_barrier(comm);
+
+	if (!ret && pt->rank == 0 && makespan(b, &ms0))
+		ms0 = -1;
+	if (!ret)
+		ret = tc_barrier(comm);
+	for (int i = 0; i < o->iters && !ret; i++) {
+		point_fill(b, pt, B);
+		t0 = now_us();
+		ret = colls[o->coll]->run(comm, pt->size, B);
+		sum += now_us() - t0;
+		point_check(b, pt, ret, B);
+	}
+	*t = sum / o->iters;
+	if (!ret)
+		ret = tc_barrier(comm);
+	if (!ret && pt->rank == 0 && ms0 >= 0 && !makespan(b, &ms1))
+		r->makespan = fmax(0, ms1 - ms0 - 2 * b->barrier_ms) / o->iters;
+	return ret;
+}
+
+/*
+ * One point of the sweep (the id-th): algo (when the collective has
+ * algorithms) at size, a warm-up and the timed calls, reduced over the ranks
+ * into *r; every rank calls it with the same arguments. This rank's wrong
+ * bytes go to b->bad[cell] (under b->lock: on the simulator every rank
+ * counts into the same array), never through the library.
+ */
+static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_t size, int use_ms, int id,
+		       int cell, struct record *r)
 {
 	const struct opts *o = &b->o;
 	const int P = tc_comm_size(comm), rank = tc_comm_rank(comm);
 	int is_a2a = o->coll == C_ALLTOALL, has_algo = is_a2a || o->coll == C_ALLGATHER;
+	struct point pt = { .size = size, .P = P, .rank = rank, .id = id };
 	int ret = 0;
 	struct bufs B;
-	double t0, t, v[3], g[3], bytes, factor, ms0 = 0, ms1 = 0;
-	/* summed over the ranks at the end: wrong bytes, then the call's path (tc_coll_info
-	 * zero_copy, eager_sends, rendezvous_sends) */
-	long long bad = 0, sums[4] = { 0 }, gsums[4];
-	int it = 0;
+	double t, v[3], g[3], bytes, factor;
+	/* summed over the ranks at the end: the call's path (tc_coll_info zero_copy,
+	 * eager_sends, rendezvous_sends) */
+	long long sums[3] = { 0 }, gsums[3];
 
 	if (has_algo) {
 		ret = tc_comm_set_algo(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, algo);
@@ -161,6 +230,7 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 	memset(r, 0, sizeof(*r));
 	snprintf(r->algo, sizeof(r->algo), "%s", algo);
 	r->size = size;
+	r->cell = cell;
 	r->predicted = -1;
 	r->model_us = -1;
 	r->zcopy_ranks = r->eager_sends = r->rdv_sends = -1;
@@ -177,17 +247,15 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 		fprintf(stderr, "\r" PROG ": %s %s size %zu ...        ", colls[o->coll]->name, algo, size);
 		fflush(stderr);
 	}
-	/* warmup: every iteration checked; the first tells what ran */
-	for (; it < (o->warmup ? o->warmup : 1) && !ret; it++) {
-		fill(o->coll, size, P, rank, it, &B);
+	/* warmup: every call checked; the first tells what ran */
+	for (int it = 0; it < (o->warmup ? o->warmup : 1) && !ret; it++) {
+		point_fill(b, &pt, &B);
 		ret = colls[o->coll]->run(comm, size, &B);
-		if (!ret)
-			bad += check(o->coll, size, P, rank, it, &B);
+		point_check(b, &pt, ret, &B);
 	}
 	if (ret) {
 		set_fail(b, rank, ret, colls[o->coll]->name);
-		free_bufs(&B);
-		return ret;
+		goto out;
 	}
 	r->supported = 1;
 	snprintf(r->ran, sizeof(r->ran), "%s", algo);
@@ -195,9 +263,9 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 		struct tc_coll_info info = { .size = sizeof(info) };
 
 		if (!tc_coll_last(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, &info)) {
-			sums[1] = info.zero_copy;
-			sums[2] = info.eager_sends;
-			sums[3] = info.rendezvous_sends;
+			sums[0] = info.zero_copy;
+			sums[1] = info.eager_sends;
+			sums[2] = info.rendezvous_sends;
 			snprintf(r->ran, sizeof(r->ran), "%s", info.algo);
 			snprintf(r->why, sizeof(r->why), "%s", info.why);
 			r->supported = !info.why[0];
@@ -209,57 +277,27 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 			r->model_us = info.predicted_us;
 		}
 	}
-	if (r->supported && b->obar) {
-		fill(o->coll, size, P, rank, it, &B);
-		ret = timed_calls_dev(b, comm, rank, size, &B, r, &t);
-		if (ret) {
-			set_fail(b, rank, ret, colls[o->coll]->name);
-			free_bufs(&B);
-			return ret;
-		}
-		bad += check(o->coll, size, P, rank, it, &B);
-	} else if (r->supported) {
-		if (use_ms) {
-			ret = tc_barrier(comm);
-			if (!ret && rank == 0 && makespan(b, &ms0))
-				ms0 = -1;
-		}
-		if (!ret)
-			ret = tc_barrier(comm);
-		fill(o->coll, size, P, rank, it, &B);
-		t0 = now_us();
-		if (use_ms) {
-			for (int i = 0; i < o->iters && !ret; i++)
-				ret = colls[o->coll]->run(comm, size, &B);
-			t = (now_us() - t0) / o->iters;
-		} else if (!ret) {
-			ret = timed_calls_wall(b, comm, size, &B, r, &t);
-		}
-		if (ret) {
-			set_fail(b, rank, ret, colls[o->coll]->name);
-			free_bufs(&B);
-			return ret;
-		}
-		bad += check(o->coll, size, P, rank, it, &B);
-		if (use_ms) {
-			ret = tc_barrier(comm);
-			if (!ret && rank == 0 && ms0 >= 0 && !makespan(b, &ms1))
-				r->makespan = fmax(0, ms1 - ms0 - 2 * b->barrier_ms) / o->iters;
-		}
-	}
 	if (r->supported) {
+		if (b->obar)
+			ret = timed_calls_dev(b, comm, &pt, &B, r, &t);
+		else if (use_ms)
+			ret = timed_calls_span(b, comm, &pt, &B, r, &t);
+		else
+			ret = timed_calls_wall(b, comm, &pt, &B, r, &t);
+		if (ret) {
+			set_fail(b, rank, ret, colls[o->coll]->name);
+			goto out;
+		}
 		/* avg, min, max over ranks with the library's own allreduce */
 		v[0] = t;
-		if (!ret)
-			ret = tc_allreduce(comm, v, g, 1, TC_DOUBLE, TC_SUM);
+		ret = tc_allreduce(comm, v, g, 1, TC_DOUBLE, TC_SUM);
 		if (!ret)
 			ret = tc_allreduce(comm, v, g + 1, 1, TC_DOUBLE, TC_MIN);
 		if (!ret)
 			ret = tc_allreduce(comm, v, g + 2, 1, TC_DOUBLE, TC_MAX);
 		if (ret) {
 			set_fail(b, rank, ret, "reducing the times");
-			free_bufs(&B);
-			return ret;
+			goto out;
 		}
 		r->tavg = g[0] / P;
 		r->tmin = g[1];
@@ -269,19 +307,21 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 		r->algbw = r->tavg > 0 ? bytes / r->tavg / 1e3 : 0;
 		r->busbw = r->algbw * factor;
 	}
-	sums[0] = bad;
-	ret = tc_allreduce(comm, sums, gsums, 4, TC_INT64, TC_SUM);
-	free_bufs(&B);
+	ret = tc_allreduce(comm, sums, gsums, 3, TC_INT64, TC_SUM);
 	if (ret) {
-		set_fail(b, rank, ret, "reducing the error count and the path");
-		return ret;
+		set_fail(b, rank, ret, "reducing the path");
+		goto out;
 	}
-	r->errors = gsums[0];
 	if (has_algo) {
-		r->zcopy_ranks = gsums[1];
-		r->eager_sends = gsums[2];
-		r->rdv_sends = gsums[3];
+		r->zcopy_ranks = gsums[0];
+		r->eager_sends = gsums[1];
+		r->rdv_sends = gsums[2];
 	}
+out:
+	free_bufs(&B);
+	pthread_mutex_lock(&b->lock);
+	b->bad[cell] += pt.bad;
+	pthread_mutex_unlock(&b->lock);
 	return ret;
 }
 
@@ -407,7 +447,7 @@ int sweep(struct bench *b, tc_comm_t *comm, int use_ms, int nalgos)
 		a = R == 1 ? i / nsizes : order[i % nalgos];
 		r = &res[((size_t)a * nsizes + s) * R + k];
 
-		ret = bench_point(b, comm, has_algo ? b->algos[a] : "-", sizes[s], use_ms, r);
+		ret = bench_point(b, comm, has_algo ? b->algos[a] : "-", sizes[s], use_ms, i, a * MAX_SIZES + s, r);
 		r->rounds = !ret;
 	}
 	if (tc_comm_rank(comm) == 0) {

@@ -14,21 +14,19 @@ static void bw(size_t size, int P, double *bytes, double *factor)
 	*factor = (double)(P - 1) / P;
 }
 
-static void fill_(size_t size, int P, int rank, int it, struct bufs *B)
+static void fill_(size_t size, int P, int rank, uint64_t call, struct bufs *B)
 {
 	(void)P;
-	for (size_t i = 0; i < size; i++)
-		B->send[i] = pat(rank, 0, i, it);
+	pat_fill(B->send, size, call, rank, -1); /* -1: to every rank */
 }
 
-static long long check_(size_t size, int P, int rank, int it, const struct bufs *B)
+static long long check_(size_t size, int P, int rank, uint64_t call, const struct bufs *B)
 {
 	long long bad = 0;
 
 	(void)rank;
 	for (int s = 0; s < P; s++)
-		for (size_t i = 0; i < size; i++)
-			bad += B->recv[s * size + i] != pat(s, 0, i, it);
+		bad += pat_bad(B->recv + s * size, size, call, s, -1);
 	return bad;
 }
 
@@ -38,5 +36,8 @@ static int run(tc_comm_t *comm, size_t size, struct bufs *B)
 }
 
 const struct coll_ops coll_allgather = {
-	.name = "allgather", .bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
+	.name = "allgather",
+	.size_name = "block_bytes",
+	.size_is = "the bytes of each rank's block",
+	.bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
 };

@@ -17,15 +17,15 @@ static void bw(size_t size, int P, double *bytes, double *factor)
 	*factor = (double)(P - 1) / P;
 }
 
-static void fill_(size_t size, int P, int rank, int it, struct bufs *B)
+static void fill_(size_t size, int P, int rank, uint64_t call, struct bufs *B)
 {
-	vfill(size, P, rank, it, 0, B);
+	vfill(size, P, rank, call, 0, B);
 }
 
-static long long check_(size_t size, int P, int rank, int it, const struct bufs *B)
+static long long check_(size_t size, int P, int rank, uint64_t call, const struct bufs *B)
 {
 	(void)size;
-	return vcheck(P, rank, it, 0, B);
+	return vcheck(P, rank, call, 0, B);
 }
 
 static int run(tc_comm_t *comm, size_t size, struct bufs *B)
@@ -35,5 +35,8 @@ static int run(tc_comm_t *comm, size_t size, struct bufs *B)
 }
 
 const struct coll_ops coll_allgatherv = {
-	.name = "allgatherv", .bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
+	.name = "allgatherv",
+	.size_name = "max_block_bytes",
+	.size_is = "the bytes of the largest rank's block",
+	.bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
 };

@@ -14,16 +14,16 @@ static void bw(size_t size, int P, double *bytes, double *factor)
 	*factor = 2 * (double)(P - 1) / P;
 }
 
-static void fill_(size_t size, int P, int rank, int it, struct bufs *B)
+static void fill_(size_t size, int P, int rank, uint64_t call, struct bufs *B)
 {
 	(void)size, (void)P;
-	int32_fill(rank, it, B);
+	int32_fill(rank, call, B);
 }
 
-static long long check_(size_t size, int P, int rank, int it, const struct bufs *B)
+static long long check_(size_t size, int P, int rank, uint64_t call, const struct bufs *B)
 {
 	(void)rank;
-	return int32_check(size, P, it, 0, B);
+	return int32_check(size, P, call, 0, B);
 }
 
 static int run(tc_comm_t *comm, size_t size, struct bufs *B)
@@ -32,5 +32,8 @@ static int run(tc_comm_t *comm, size_t size, struct bufs *B)
 }
 
 const struct coll_ops coll_allreduce = {
-	.name = "allreduce", .bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
+	.name = "allreduce",
+	.size_name = "vector_bytes",
+	.size_is = "the bytes of the int32 vector reduced",
+	.bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
 };

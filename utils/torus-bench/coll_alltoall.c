@@ -13,20 +13,18 @@ static void bw(size_t size, int P, double *bytes, double *factor)
 	*factor = (double)(P - 1) / P;
 }
 
-static void fill_(size_t size, int P, int rank, int it, struct bufs *B)
+static void fill_(size_t size, int P, int rank, uint64_t call, struct bufs *B)
 {
 	for (int d = 0; d < P; d++)
-		for (size_t i = 0; i < size; i++)
-			B->send[d * size + i] = pat(rank, d, i, it);
+		pat_fill(B->send + d * size, size, call, rank, d);
 }
 
-static long long check_(size_t size, int P, int rank, int it, const struct bufs *B)
+static long long check_(size_t size, int P, int rank, uint64_t call, const struct bufs *B)
 {
 	long long bad = 0;
 
 	for (int s = 0; s < P; s++)
-		for (size_t i = 0; i < size; i++)
-			bad += B->recv[s * size + i] != pat(s, rank, i, it);
+		bad += pat_bad(B->recv + s * size, size, call, s, rank);
 	return bad;
 }
 
@@ -36,5 +34,8 @@ static int run(tc_comm_t *comm, size_t size, struct bufs *B)
 }
 
 const struct coll_ops coll_alltoall = {
-	.name = "alltoall", .bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
+	.name = "alltoall",
+	.size_name = "block_bytes",
+	.size_is = "the bytes of each block, one to each peer",
+	.bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
 };

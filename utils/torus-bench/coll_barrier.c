@@ -15,14 +15,14 @@ static void bw(size_t size, int P, double *bytes, double *factor)
 	*factor = 0;
 }
 
-static void fill_(size_t size, int P, int rank, int it, struct bufs *B)
+static void fill_(size_t size, int P, int rank, uint64_t call, struct bufs *B)
 {
-	(void)size, (void)P, (void)rank, (void)it, (void)B;
+	(void)size, (void)P, (void)rank, (void)call, (void)B;
 }
 
-static long long check_(size_t size, int P, int rank, int it, const struct bufs *B)
+static long long check_(size_t size, int P, int rank, uint64_t call, const struct bufs *B)
 {
-	(void)size, (void)P, (void)rank, (void)it, (void)B;
+	(void)size, (void)P, (void)rank, (void)call, (void)B;
 	return 0;
 }
 
@@ -33,5 +33,8 @@ static int run(tc_comm_t *comm, size_t size, struct bufs *B)
 }
 
 const struct coll_ops coll_barrier = {
-	.name = "barrier", .bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
+	.name = "barrier",
+	.size_name = "size",
+	.size_is = "none (no data)",
+	.bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
 };

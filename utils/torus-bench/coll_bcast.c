@@ -15,22 +15,17 @@ static void bw(size_t size, int P, double *bytes, double *factor)
 	*factor = 1;
 }
 
-static void fill_(size_t size, int P, int rank, int it, struct bufs *B)
+static void fill_(size_t size, int P, int rank, uint64_t call, struct bufs *B)
 {
 	(void)P;
 	if (rank == 0)
-		for (size_t i = 0; i < size; i++)
-			B->recv[i] = pat(0, 0, i, it);
+		pat_fill(B->recv, size, call, 0, -1); /* -1: to every rank */
 }
 
-static long long check_(size_t size, int P, int rank, int it, const struct bufs *B)
+static long long check_(size_t size, int P, int rank, uint64_t call, const struct bufs *B)
 {
-	long long bad = 0;
-
 	(void)P, (void)rank;
-	for (size_t i = 0; i < size; i++)
-		bad += B->recv[i] != pat(0, 0, i, it);
-	return bad;
+	return pat_bad(B->recv, size, call, 0, -1);
 }
 
 static int run(tc_comm_t *comm, size_t size, struct bufs *B)
@@ -39,5 +34,8 @@ static int run(tc_comm_t *comm, size_t size, struct bufs *B)
 }
 
 const struct coll_ops coll_bcast = {
-	.name = "bcast", .bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
+	.name = "bcast",
+	.size_name = "vector_bytes",
+	.size_is = "the bytes of the int32 vector broadcast",
+	.bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
 };

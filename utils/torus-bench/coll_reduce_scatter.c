@@ -17,15 +17,15 @@ static void bw(size_t size, int P, double *bytes, double *factor)
 	*factor = (double)(P - 1) / P;
 }
 
-static void fill_(size_t size, int P, int rank, int it, struct bufs *B)
+static void fill_(size_t size, int P, int rank, uint64_t call, struct bufs *B)
 {
 	(void)size, (void)P;
-	int32_fill(rank, it, B);
+	int32_fill(rank, call, B);
 }
 
-static long long check_(size_t size, int P, int rank, int it, const struct bufs *B)
+static long long check_(size_t size, int P, int rank, uint64_t call, const struct bufs *B)
 {
-	return int32_check(size, P, it, (size_t)rank * (size / 4), B);
+	return int32_check(size, P, call, (size_t)rank * (size / 4), B);
 }
 
 static int run(tc_comm_t *comm, size_t size, struct bufs *B)
@@ -34,5 +34,8 @@ static int run(tc_comm_t *comm, size_t size, struct bufs *B)
 }
 
 const struct coll_ops coll_reduce_scatter = {
-	.name = "reduce_scatter", .bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
+	.name = "reduce_scatter",
+	.size_name = "recv_bytes",
+	.size_is = "the bytes each rank receives (int32 sums)",
+	.bufsize = bufsize, .bw = bw, .fill = fill_, .check = check_, .run = run,
 };

@@ -45,16 +45,16 @@ void free_bufs(struct bufs *B)
 	free(B->rd);
 }
 
-/* Fill the send data of iteration it and poison the receive buffer. */
-void fill(enum coll c, size_t size, int P, int rank, int it, struct bufs *B)
+/* Fill the send data of call and poison the receive buffer. */
+void fill(enum coll c, size_t size, int P, int rank, uint64_t call, struct bufs *B)
 {
 	memset(B->recv, POISON, B->recvbytes);
-	colls[c]->fill(size, P, rank, it, B);
+	colls[c]->fill(size, P, rank, call, B);
 }
 
-long long check(enum coll c, size_t size, int P, int rank, int it, const struct bufs *B)
+long long check(enum coll c, size_t size, int P, int rank, uint64_t call, const struct bufs *B)
 {
-	return colls[c]->check(size, P, rank, it, B);
+	return colls[c]->check(size, P, rank, call, B);
 }
 
 void bw_model(enum coll c, size_t size, int P, double *bytes, double *factor)
@@ -72,7 +72,7 @@ static size_t vcount(size_t m, int s, int d)
  * The v-variants: rank sends vcount(size, rank, d) bytes to each d (allgatherv:
  * vcount(size, rank, 0) to all), receives each origin's packed in origin order.
  */
-void vfill(size_t size, int P, int rank, int it, int alltoallv, struct bufs *B)
+void vfill(size_t size, int P, int rank, uint64_t call, int alltoallv, struct bufs *B)
 {
 	size_t off = 0;
 
@@ -80,8 +80,7 @@ void vfill(size_t size, int P, int rank, int it, int alltoallv, struct bufs *B)
 		for (int d = 0; d < P; d++) {
 			B->sc[d] = vcount(size, rank, d);
 			B->sd[d] = off;
-			for (size_t i = 0; i < B->sc[d]; i++)
-				B->send[off + i] = pat(rank, d, i, it);
+			pat_fill(B->send + off, B->sc[d], call, rank, d);
 			off += B->sc[d];
 		}
 		off = 0;
@@ -93,8 +92,7 @@ void vfill(size_t size, int P, int rank, int it, int alltoallv, struct bufs *B)
 		return;
 	}
 	B->sc[0] = vcount(size, rank, 0);
-	for (size_t i = 0; i < B->sc[0]; i++)
-		B->send[i] = pat(rank, 0, i, it);
+	pat_fill(B->send, B->sc[0], call, rank, -1);
 	for (int s = 0; s < P; s++) {
 		B->rc[s] = vcount(size, s, 0);
 		B->rd[s] = off;
@@ -102,16 +100,13 @@ void vfill(size_t size, int P, int rank, int it, int alltoallv, struct bufs *B)
 	}
 }
 
-long long vcheck(int P, int rank, int it, int alltoallv, const struct bufs *B)
+long long vcheck(int P, int rank, uint64_t call, int alltoallv, const struct bufs *B)
 {
 	long long bad = 0;
 	size_t end = 0;
 
 	for (int s = 0; s < P; s++) {
-		int d = alltoallv ? rank : 0;
-
-		for (size_t i = 0; i < B->rc[s]; i++)
-			bad += B->recv[B->rd[s] + i] != pat(s, d, i, it);
+		bad += pat_bad(B->recv + B->rd[s], B->rc[s], call, s, alltoallv ? rank : -1);
 		end = B->rd[s] + B->rc[s];
 	}
 	for (size_t i = end; i < B->recvbytes; i++) /* past the data: untouched */
@@ -120,19 +115,19 @@ long long vcheck(int P, int rank, int it, int alltoallv, const struct bufs *B)
 }
 
 /* allreduce, reduce_scatter: rank's whole send buffer as int32 elements */
-void int32_fill(int rank, int it, struct bufs *B)
+void int32_fill(int rank, uint64_t call, struct bufs *B)
 {
 	size_t n = B->sendbytes / 4;
 
 	for (size_t e = 0; e < n; e++) {
-		uint32_t v = epat(rank, e, it);
+		uint32_t v = epat(call, rank, e);
 
 		memcpy(B->send + 4 * e, &v, 4);
 	}
 }
 
 /* size bytes received: the sums over the ranks of elements base.. */
-long long int32_check(size_t size, int P, int it, size_t base, const struct bufs *B)
+long long int32_check(size_t size, int P, uint64_t call, size_t base, const struct bufs *B)
 {
 	size_t n = size / 4;
 	long long bad = 0;
@@ -142,12 +137,45 @@ long long int32_check(size_t size, int P, int it, size_t base, const struct bufs
 		uint8_t wb[4];
 
 		for (int r = 0; r < P; r++)
-			want += epat(r, base + e, it);
+			want += epat(call, r, base + e);
 		memcpy(wb, &want, 4);
 		for (int k = 0; k < 4; k++)
 			bad += B->recv[4 * e + k] != wb[k];
 	}
 	for (size_t i = 4 * n; i < size; i++) /* a tail shorter than one int32 */
 		bad += B->recv[i] != POISON;
+	return bad;
+}
+
+/* n bytes of the data src sends dst in call (pat()), a word at a time */
+void pat_fill(uint8_t *p, size_t n, uint64_t call, int src, int dst)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w = pat_word(call, src, dst, i / 8);
+
+		memcpy(p + i, &w, 8);
+	}
+	for (; i < n; i++)
+		p[i] = pat(call, src, dst, i);
+}
+
+/* how many of n bytes differ from the data src sends dst in call */
+long long pat_bad(const uint8_t *p, size_t n, uint64_t call, int src, int dst)
+{
+	long long bad = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w = pat_word(call, src, dst, i / 8), got;
+
+		memcpy(&got, p + i, 8);
+		if (got != w)
+			for (int k = 0; k < 8; k++)
+				bad += (uint8_t)(got >> (8 * k)) != (uint8_t)(w >> (8 * k));
+	}
+	for (; i < n; i++)
+		bad += p[i] != pat(call, src, dst, i);
 	return bad;
 }

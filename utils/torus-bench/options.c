@@ -18,8 +18,9 @@ static const char usage_text[] =
 	"usage: torus-bench [options]\n"
 	"\n"
 	"Times one collective of libtoruscoll over a sweep of sizes, for one\n"
-	"algorithm or all of them, checking every byte every rank receives against\n"
-	"a reference. Rank 0 prints one record per (algorithm, size).\n"
+	"algorithm or all of them. Every call gets data of its own, and every byte\n"
+	"every rank receives is checked against a reference the bench computes,\n"
+	"outside the timed region. Rank 0 prints one record per (algorithm, size).\n"
 	"\n"
 	"  -c, --coll C        alltoall (default), allgather, allreduce, bcast, barrier,\n"
 	"                      alltoallv, allgatherv, reduce_scatter\n"
@@ -58,7 +59,9 @@ static const char usage_text[] =
 	"      --tw-ps T       time per byte of the prediction, ps (default: the\n"
 	"                      fabric's on dev, else 100)\n"
 	"  -j, --json          one JSON document\n"
-	"      --csv           comma-separated values with a header line\n"
+	"      --csv           comma-separated values: a header line, a row per\n"
+	"                      record (every JSON field), then a blank line and the\n"
+	"                      comparison with auto under its own header\n"
 	"      --plot FILE     also draw time and busbw against size per algorithm\n"
 	"                      with gnuplot into FILE.png or FILE.svg\n"
 	"  -h, --help          this text\n"
@@ -69,7 +72,7 @@ static const char usage_text[] =
 	"start at 4 bytes. bytes = the data one rank sends or receives,\n"
 	"algbw = bytes / time, busbw = algbw * factor (nccl-tests; see torus-bench(1)).\n"
 	"\n"
-	"Exit status: 0 ok; 1 a byte was wrong; 2 bad usage; 3 the one algorithm\n"
+	"Exit status: 0 ok; 1 a byte was wrong (dev, verbs: each rank its own); 2 bad usage; 3 the one algorithm\n"
 	"asked for does not support the shape; 4 other errors (no fabric, transport).\n";
 
 void parse_dims_opt(const char *s, struct opts *o)

@@ -170,12 +170,12 @@ void print_vs_auto_table(const struct bench *b)
 	       metric_name(b), b->ctl_fd >= 0 && !wall_clock_asked() ? " of one call, the fabric's timing model"
 			       : b->ctl_fd >= 0 ? ": the median call's wall time to its last rank (TC_AUTO_CLOCK=wall)"
 						: ": median over the calls of the slowest rank's time");
-	printf("%10s %-14s %12s %12s %12s %-14s %12s %12s %-14s %9s", "size", "auto_pick", "auto_us", "model_us",
-	       "pick_us", "best", "best_us", "model_us", "model_best", "auto/best");
+	printf("%10s %-14s %12s %13s %12s %-14s %12s %13s %-14s %9s", "size", "auto_pick", "auto_us", "auto_model_us",
+	       "pick_us", "best", "best_us", "best_model_us", "model_best", "auto/best");
 	printf(R ? " %9s %9s %9s %7s %-14s\n" : "\n", "pick/best", "auto_sprd", "best_sprd", "paired", "paired_vs");
 	for (int i = 0; i < n; i++) {
 		fmt_opt(pk, sizeof(pk), v[i].pick ? measured(v[i].pick) : -1, "%.3f");
-		printf("%10zu %-14s %12.3f %12.3f %12s %-14s %12.3f %12.3f %-14s %9.3f", v[i].size, v[i].autor->ran,
+		printf("%10zu %-14s %12.3f %13.3f %12s %-14s %12.3f %13.3f %-14s %9.3f", v[i].size, v[i].autor->ran,
 		       measured(v[i].autor), v[i].autor->model_us, pk, v[i].best->algo, measured(v[i].best),
 		       v[i].best->model_us, v[i].model_best ? v[i].model_best->algo : "-", v[i].ratio);
 		if (R)
@@ -188,5 +188,30 @@ void print_vs_auto_table(const struct bench *b)
 		print_spread(b);
 		printf("# paired: the median over the rounds of auto's time over an algorithm's in the same round,\n"
 		       "# for the algorithm where that is largest (paired_vs): how much faster it ran, round by round\n");
+	}
+}
+/* --csv: after the records, a blank line and this table with its own header line */
+void print_vs_auto_csv(const struct bench *b)
+{
+	struct vs_auto v[64];
+	int n = vs_auto(b, v, 64);
+	char au[32], am[32], pk[32], bu[32], bm[32], ra[32], pa[32];
+
+	if (!n)
+		return;
+	printf("\nsize,metric,auto_pick,auto_us,auto_model_us,pick_us,best,best_us,best_model_us,model_best,"
+	       "auto_over_best,paired,paired_vs\n");
+	for (int i = 0; i < n; i++) {
+		fmt_opt(au, sizeof(au), measured(v[i].autor), "%.3f");
+		fmt_opt(am, sizeof(am), v[i].autor->model_us, "%.3f");
+		fmt_opt(pk, sizeof(pk), v[i].pick ? measured(v[i].pick) : -1, "%.3f");
+		fmt_opt(bu, sizeof(bu), measured(v[i].best), "%.3f");
+		fmt_opt(bm, sizeof(bm), v[i].best->model_us, "%.3f");
+		fmt_opt(ra, sizeof(ra), v[i].ratio, "%.3f");
+		fmt_opt(pa, sizeof(pa), v[i].paired_vs ? v[i].paired : -1, "%.3f");
+		printf("%zu,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", v[i].size, metric_name(b), v[i].autor->ran,
+		       au[0] == '-' ? "" : au, am[0] == '-' ? "" : am, pk[0] == '-' ? "" : pk, v[i].best->algo,
+		       bu[0] == '-' ? "" : bu, bm[0] == '-' ? "" : bm, v[i].model_best ? v[i].model_best->algo : "",
+		       ra[0] == '-' ? "" : ra, pa[0] == '-' ? "" : pa, v[i].paired_vs ? v[i].paired_vs->algo : "");
 	}
 }
