@@ -527,6 +527,7 @@ int __tc_comm_force_algo(tc_comm_t *comm, enum tc_coll_id coll, const struct tc_
 TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_info *info)
 {
 	const struct tc_coll_state *cs;
+	const struct tc_sched *whole = NULL;
 	struct tc_coll_info full;
 	uint32_t size;
 
@@ -543,14 +544,20 @@ TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct t
 		return tc_err(-ENODATA, "tc_coll_last: no %s has run on this communicator", tc_coll_str(coll));
 	full = cs->last;
 	{
+		const char *why = NULL;
 		struct tc_cost c;
 
-		if (!tc_exec_cost(cs->last_sched, &c)) {
+		/* The run used only this node's part; the figures are the whole
+		 * schedule's, built (once per process) only when asked for. */
+		if (!cs->last_algo || tc_sched_get(cs->last_algo->coll, cs->last_algo, &comm->tp.shape, &whole, &why))
+			return tc_err(-ENOMEM, "tc_coll_last: the whole %s schedule of the last call: %s",
+				      cs->last.algo, why ? why : tc_last_error());
+		if (!tc_exec_cost(whole, &c)) {
 			full.steps = c.steps;
 			full.transmission_blocks = c.transmission_blocks;
 			full.lower_bound_blocks = c.lower_bound_blocks;
 		} else {
-			full.steps = cs->last_sched->nsteps;
+			full.steps = whole->nsteps;
 		}
 	}
 	if (full.predicted_us < 0) {
@@ -559,7 +566,7 @@ TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct t
 		struct tc_cost c;
 
 		cp.block_bytes = full.block_bytes;
-		full.predicted_us = tc_cost_eval(cs->last_sched, &cp, &c) ? 0 : c.time_us;
+		full.predicted_us = tc_cost_eval(whole, &cp, &c) ? 0 : c.time_us;
 	}
 	full.size = size < sizeof(full) ? size : sizeof(full);
 	memcpy(info, &full, full.size);

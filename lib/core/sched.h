@@ -147,6 +147,7 @@ struct tc_algo;
 struct tc_verify_report;
 struct tc_cost_params;
 struct tc_cost;
+struct tc_part;
 typedef int (*tc_step_sink_fn)(void *arg, const struct tc_sched *s, const struct tc_step_view *view);
 int tc_sched_stream(struct tc_sched *s, tc_step_sink_fn sink, void *arg);
 /* Messages and blocks a streamed schedule has handed over (0 if not streamed). */
@@ -171,6 +172,16 @@ struct tc_algo {
 	 * (static string) when the shape is not supported, or another -errno. */
 	int (*build)(const struct tc_shape *shape, struct tc_sched **out, const char **why);
 	unsigned int flags; /* TC_ALGO_* */
+	/*
+	 * One node's part (core/part.h), generated alone: p comes from
+	 * tc_part_new(shape, coll, name, ..., node), perhaps with a filter
+	 * (tc_part_only); the generator sets cite, claims and npackets, adds
+	 * the node's messages and finishes p with the whole schedule's step
+	 * count. 0, or -EOPNOTSUPP with *why (the shapes build refuses), or
+	 * another -errno; the caller frees p. NULL: not converted yet, the
+	 * runtime cuts the part from the whole schedule (tc_part_get).
+	 */
+	int (*part)(struct tc_part *p, const char **why);
 };
 /* Every block its own message straight to its destination: P(P-1) messages,
  * too many for the algorithm choice to build and price on large P. */

@@ -39,7 +39,7 @@ struct tc_coll_state {
 	const struct tc_algo *forced; /* NULL = the library's choice */
 	int have_last;
 	struct tc_coll_info last; /* last.why: why the forced algorithm did not run */
-	const struct tc_sched *last_sched; /* its cost is priced when tc_coll_last asks */
+	const struct tc_algo *last_algo; /* its whole schedule is built and priced when tc_coll_last asks */
 };
 
 struct tc_comm {

@@ -99,10 +99,11 @@ static void tc_stage_copy(const struct tc_plan *p, const struct tc_stage *st, co
  */
 static pthread_mutex_t tc_auto_serial = PTHREAD_MUTEX_INITIALIZER;
 
-/* Choose the algorithm (forced or auto) and get its schedule; choice->winner
- * stays -1 when the forced algorithm ran. */
-static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id coll, size_t m, const struct tc_sched **out,
-			 char *fallback, size_t flen, struct tc_auto_choice *choice)
+/* Choose the algorithm (forced or auto) and get this node's part of its
+ * schedule (select/cache.c: generated alone, or cut from the verified whole);
+ * choice->winner stays -1 when the forced algorithm ran. */
+static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id coll, size_t m, const struct tc_algo **ran,
+			 const struct tc_part **out, char *fallback, size_t flen, struct tc_auto_choice *choice)
 {
 	struct tc_coll_state *cs = &comm->coll[coll];
 	const struct tc_algo *algo;
@@ -113,7 +114,8 @@ static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id coll, size_t m, c
 	choice->winner = choice->runner_up = -1;
 	if (cs->forced) {
 		algo = cs->forced;
-		ret = tc_sched_get(coll, algo, &comm->tp.shape, out, &why);
+		ret = tc_part_get(coll, algo, &comm->tp.shape, comm->tp.rank, out, &why);
+		*ran = algo;
 		if (!ret)
 			return 0;
 		why = why ? why : *tc_last_error() ? tc_last_error() : tc_strerror(ret);
@@ -132,7 +134,8 @@ static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id coll, size_t m, c
 			      ret == -EOPNOTSUPP ? "no algorithm supports this shape" : tc_last_error());
 	algo = choice->cand[choice->winner].algo;
 	why = NULL;
-	ret = tc_sched_get(coll, algo, &comm->tp.shape, out, &why);
+	ret = tc_part_get(coll, algo, &comm->tp.shape, comm->tp.rank, out, &why);
+	*ran = algo;
 	if (ret)
 		return tc_err(ret, "%s %s: %s", tc_coll_str(coll), algo->name,
 			      why ? why : *tc_last_error() ? tc_last_error() : tc_strerror(ret));
@@ -151,7 +154,7 @@ static int tc_coll_steps(struct tc_comm *comm, enum tc_coll_id id, const struct 
 		for (uint32_t k = p->stage_first[i]; k < p->stage_first[i + 1]; k++)
 			if (p->xfers[p->stages[k].xfer].op == TC_XFER_SEND)
 				tc_stage_copy(p, &p->stages[k], u, 1);
-		ret = tc_step_exec(comm, tc_coll_str(id), p->sched->algo, p->step_id[i],
+		ret = tc_step_exec(comm, tc_coll_str(id), p->part->algo, p->step_id[i],
 				   xfers + p->step_first[i], n);
 		if (ret)
 			return ret;
@@ -207,7 +210,8 @@ static int tc_coll_move(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan
 }
 
 /* tc_coll_last()'s record of the call that ran. */
-static void tc_coll_record(struct tc_coll_state *cs, const struct tc_sched *s, size_t m, const char *fallback,
+static void tc_coll_record(struct tc_coll_state *cs, const struct tc_algo *algo, const struct tc_part *s, size_t m,
+			   const char *fallback,
 			   const struct tc_auto_choice *choice, int zero_copy, uint64_t eager, uint64_t rdv)
 {
 	cs->have_last = 1;
@@ -226,13 +230,14 @@ static void tc_coll_record(struct tc_coll_state *cs, const struct tc_sched *s, s
 	cs->last.zero_copy = zero_copy;
 	cs->last.eager_sends = (uint32_t)eager;
 	cs->last.rendezvous_sends = (uint32_t)rdv;
-	cs->last_sched = s;
+	cs->last_algo = algo;
 }
 
 static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sendbuf, void *recvbuf, size_t m)
 {
 	struct tc_coll_state *cs = &comm->coll[id];
-	const struct tc_sched *s;
+	const struct tc_algo *algo = NULL;
+	const struct tc_part *s;
 	struct tc_plan *p;
 	size_t P = comm->tp.shape.nodes;
 	char fallback[sizeof(cs->last.why)];
@@ -244,7 +249,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	ret = tc_comm_usable(comm, tc_coll_str(id));
 	if (ret)
 		return ret;
-	ret = tc_coll_sched(comm, id, m, &s, fallback, sizeof(fallback), &choice);
+	ret = tc_coll_sched(comm, id, m, &algo, &s, fallback, sizeof(fallback), &choice);
 	if (ret)
 		return ret;
 	ret = tc_plan_get(comm, s, m, &p);
@@ -257,7 +262,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	r0 = comm->tp.sends_rdv;
 	ret = tc_coll_move(comm, id, p, sendbuf, recvbuf, &u);
 	if (!ret)
-		tc_coll_record(cs, s, m, fallback, &choice, u.on, comm->tp.sends_eager - e0, comm->tp.sends_rdv - r0);
+		tc_coll_record(cs, algo, s, m, fallback, &choice, u.on, comm->tp.sends_eager - e0, comm->tp.sends_rdv - r0);
 	tc_umem_end(comm, &u);
 	return ret;
 }

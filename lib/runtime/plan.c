@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Plans: what one node does of a schedule (core/sched.h) for one block size,
- * computed once and kept in its communicator (runtime/exec.c runs them):
+ * Plans: what one node does of a schedule for one block size, computed once
+ * from the node's part alone (core/part.h) and kept in its communicator
+ * (runtime/exec.c runs them):
  *   - the layout of its transport buffer. Alltoall: the send region (P blocks
  *     in MPI order, block d goes to node d), the receive region (P blocks,
  *     block o came from node o), then transit slots for blocks that pass
@@ -14,9 +15,11 @@
  *     route; port = the first hop's port) and a receive per incoming message
  *     (scatter segments in the same order; port = the port the last hop
  *     arrives on: + in dimension d arrives on port 2*d+1). The tag is
- *     (step << 32 | message index), so matching is exact; the step stays
- *     below TC_TAG_STEP_LIMIT, clear of a sub-communicator's context bits
- *     (transport/transport.h).
+ *     (step << 32 | source << 8 | k), k counting the messages from that
+ *     source to that destination in the step in the part's canonical order,
+ *     which both ends' parts share: matching is exact without any global
+ *     message number; the step stays below TC_TAG_STEP_LIMIT, clear of a
+ *     sub-communicator's context bits (transport/transport.h).
  * Running a plan allocates nothing: copy in, per step one post and one wait,
  * copy out.
  */
@@ -98,7 +101,7 @@ static uint32_t tc_blkmap_slot(const struct tc_blkmap *h, const struct tc_blk *b
 }
 
 struct tc_plan_ctx {
-	const struct tc_sched *s;
+	const struct tc_part *s;
 	int node;
 	size_t m;
 	int coll_ag; /* allgather layout */
@@ -118,12 +121,11 @@ static void tc_packet(size_t m, int np, int p, size_t *off, size_t *len)
 	*len = hi - lo;
 }
 
-/* Walk the node's messages: sends of a step before its receives. */
-#define for_each_node_msg(s, node, st, k, pass)                                                          \
-	for (pass = 0; pass < 2; pass++)                                                                 \
-		for (k = (s)->node_first[(size_t)(node) * (s)->nsteps + (st)];                           \
-		     k < (s)->node_first[(size_t)(node) * (s)->nsteps + (st) + 1]; k++)                  \
-			if (((s)->msgs[(s)->node_msgs[k]].src == (node)) == (pass == 0))
+/* Walk the node's messages of its active step st: sends before receives (the part's order). */
+#define for_each_node_msg(s, node, st, k, pass)                                        \
+	for (pass = 0; pass < 2; pass++)                                               \
+		for (k = (s)->act_first[(st)]; k < (s)->act_first[(st) + 1]; k++)     \
+			if (((s)->msgs[k].src == (node)) == (pass == 0))
 
 /*
  * Alltoall pass 1: follow every block through the node, creating an instance
@@ -132,7 +134,7 @@ static void tc_packet(size_t m, int np, int p, size_t *off, size_t *len)
  */
 static int tc_plan_track(struct tc_plan_ctx *c, uint32_t nocc)
 {
-	const struct tc_sched *s = c->s;
+	const struct tc_part *s = c->s;
 	struct tc_blkmap h;
 	uint32_t o = 0, k, st, i;
 	int pass, ret;
@@ -140,10 +142,10 @@ static int tc_plan_track(struct tc_plan_ctx *c, uint32_t nocc)
 	ret = tc_blkmap_init(&h, nocc);
 	if (ret)
 		return ret;
-	for (st = 0; st < s->nsteps; st++) {
+	for (st = 0; st < s->nact; st++) {
 		for_each_node_msg(s, c->node, st, k, pass)
 		{
-			const struct tc_msg *msg = &s->msgs[s->node_msgs[k]];
+			const struct tc_msg *msg = &s->msgs[k];
 
 			for (i = 0; i < msg->nblk; i++, o++) {
 				const struct tc_blk *b = &s->blks[msg->blk_off + i];
@@ -158,8 +160,8 @@ static int tc_plan_track(struct tc_plan_ctx *c, uint32_t nocc)
 						c->occ[o] = -2;
 					} else {
 						ret = tc_err(-EINVAL,
-									 "step %u: node %d sends block {%d,%d} it does not hold",
-									 st, c->node, b->a, b->b);
+						  "step %u: node %d sends block {%d,%d} it does not hold",
+						  s->act_step[st], c->node, b->a, b->b);
 						goto out;
 					}
 					continue;
@@ -186,12 +188,12 @@ out:
 /* Alltoall pass 2: give instances transit slots, reusing a slot after the step that sends it on. */
 static int tc_plan_slots(struct tc_plan_ctx *c, uint32_t *nslots)
 {
-	const struct tc_sched *s = c->s;
+	const struct tc_part *s = c->s;
 	uint32_t *free_first, *free_list, *stack, nstack = 0, i, st;
 	int ret = -ENOMEM;
 
 	*nslots = 0;
-	free_first = calloc(s->nsteps + 1, sizeof(*free_first));
+	free_first = calloc(s->nact + 1, sizeof(*free_first));
 	free_list = malloc((c->ninst + 1) * sizeof(*free_list));
 	stack = malloc((c->ninst + 1) * sizeof(*stack));
 	if (!free_first || !free_list || !stack)
@@ -200,14 +202,14 @@ static int tc_plan_slots(struct tc_plan_ctx *c, uint32_t *nslots)
 	for (i = 0; i < c->ninst; i++)
 		if (c->inst[i].last_send >= 0)
 			free_first[c->inst[i].last_send + 1]++;
-	for (st = 0; st < s->nsteps; st++)
+	for (st = 0; st < s->nact; st++)
 		free_first[st + 1] += free_first[st];
 	{
-		uint32_t *cur = malloc((s->nsteps + 1) * sizeof(*cur));
+		uint32_t *cur = malloc((s->nact + 1) * sizeof(*cur));
 
 		if (!cur)
 			goto out;
-		memcpy(cur, free_first, (s->nsteps + 1) * sizeof(*cur));
+		memcpy(cur, free_first, (s->nact + 1) * sizeof(*cur));
 		for (i = 0; i < c->ninst; i++)
 			if (c->inst[i].last_send >= 0)
 				free_list[cur[c->inst[i].last_send]++] = i;
@@ -215,7 +217,7 @@ static int tc_plan_slots(struct tc_plan_ctx *c, uint32_t *nslots)
 	}
 	/* Instances are in arrival order; interleave allocation and release by step. */
 	i = 0;
-	for (st = 0; st < s->nsteps; st++) {
+	for (st = 0; st < s->nact; st++) {
 		for (; i < c->ninst && (uint32_t)c->inst[i].recv_step == st; i++)
 			c->inst[i].slot = nstack ? stack[--nstack] : (*nslots)++;
 		for (uint32_t f = free_first[st]; f < free_first[st + 1]; f++)
@@ -229,20 +231,6 @@ out:
 	return ret;
 }
 
-/* Counts of the node's part of the schedule, to size the plan's arrays. */
-static void tc_plan_count(const struct tc_sched *s, int node, uint32_t *nx, uint32_t *nsteps, uint32_t *nocc)
-{
-	*nx = *nsteps = *nocc = 0;
-	for (uint32_t st = 0; st < s->nsteps; st++) {
-		uint32_t a = s->node_first[(size_t)node * s->nsteps + st];
-		uint32_t b = s->node_first[(size_t)node * s->nsteps + st + 1];
-
-		*nx += b - a;
-		*nsteps += b > a;
-		for (uint32_t k = a; k < b; k++)
-			*nocc += s->msgs[s->node_msgs[k]].nblk;
-	}
-}
 
 static struct tc_plan *tc_plan_alloc(struct tc_plan_ctx *c, uint32_t nx, uint32_t nsteps, uint32_t nocc,
 				     uint32_t max_segs)
@@ -251,7 +239,7 @@ static struct tc_plan *tc_plan_alloc(struct tc_plan_ctx *c, uint32_t nx, uint32_
 
 	if (!p)
 		return NULL;
-	p->sched = c->s;
+	p->part = c->s;
 	p->m = c->m;
 	p->nsteps = nsteps;
 	p->max_segs = max_segs;
@@ -276,6 +264,7 @@ static int tc_plan_layout(struct tc_plan_ctx *c, struct tc_plan *p, uint32_t noc
 {
 	size_t P = c->s->shape.nodes, m = c->m;
 	int ret;
+
 
 	if (c->coll_ag) {
 		p->recv_off = 0;
@@ -370,8 +359,9 @@ static void tc_plan_stage(struct tc_plan *p, struct tc_plan_fill *f, struct tc_x
 static int tc_plan_xfer(const struct tc_plan_ctx *c, struct tc_plan *p, struct tc_plan_fill *f, uint32_t st,
 			uint32_t mi, int pass)
 {
-	const struct tc_sched *s = c->s;
+	const struct tc_part *s = c->s;
 	const struct tc_msg *msg = &s->msgs[mi];
+	uint32_t k = 0;
 	struct tc_xfer *xf = &p->xfers[f->x++];
 	uint32_t seg0 = f->nseg;
 	int first, last;
@@ -383,7 +373,13 @@ static int tc_plan_xfer(const struct tc_plan_ctx *c, struct tc_plan *p, struct t
 	xf->port = pass == 0 ? first : last;
 	memcpy(xf->route, msg->route, sizeof(xf->route));
 	xf->peer = pass == 0 ? msg->dst : msg->src;
-	xf->tag = (uint64_t)st << 32 | mi;
+	/* k: earlier messages between the same two nodes in this step (adjacent in the part) */
+	while (k < mi - s->act_first[st] && msg[-(int)k - 1].src == msg->src && msg[-(int)k - 1].dst == msg->dst)
+		k++;
+	if (k > 255 || (uint32_t)msg->src >= (1u << 24))
+		return tc_err(-E2BIG, "step %u: %u messages from %d to %d, or a node number past 2^24: the tag holds neither",
+			      s->act_step[st], k + 1, msg->src, msg->dst);
+	xf->tag = (uint64_t)s->act_step[st] << 32 | (uint32_t)msg->src << 8 | k;
 	xf->nsegs = tc_plan_segs(c, p, f, msg);
 	/* segs fixed up at the end, once the array is final */
 	xf->segs = (const struct tc_seg *)(uintptr_t)seg0;
@@ -398,24 +394,24 @@ static int tc_plan_xfer(const struct tc_plan_ctx *c, struct tc_plan *p, struct t
 /* Pass 3: per step, the node's transfers and their segments. */
 static int tc_plan_fill(const struct tc_plan_ctx *c, struct tc_plan *p)
 {
-	const struct tc_sched *s = c->s;
+	const struct tc_part *s = c->s;
 	struct tc_plan_fill f = { 0 };
 	uint64_t stage_max = 0;
 	uint32_t nsteps = 0, st, k;
 	int pass, ret;
 
-	for (st = 0; st < s->nsteps; st++) {
+	for (st = 0; st < s->nact; st++) {
 		uint32_t x0 = f.x;
 
 		for_each_node_msg(s, c->node, st, k, pass)
 		{
-			ret = tc_plan_xfer(c, p, &f, st, s->node_msgs[k], pass);
+			ret = tc_plan_xfer(c, p, &f, st, k, pass);
 			if (ret)
 				return ret;
 		}
 		if (f.x > x0) {
 			p->step_first[nsteps] = x0;
-			p->step_id[nsteps] = st;
+			p->step_id[nsteps] = s->act_step[st];
 			p->stage_first[nsteps + 1] = f.nstage;
 			nsteps++;
 		}
@@ -432,15 +428,15 @@ static int tc_plan_fill(const struct tc_plan_ctx *c, struct tc_plan *p)
 	return 0;
 }
 
-int tc_plan_build(const struct tc_sched *s, int node, size_t m, uint32_t max_segs, struct tc_plan **out)
+int tc_plan_build(const struct tc_part *s, size_t m, uint32_t max_segs, struct tc_plan **out)
 {
-	struct tc_plan_ctx c = { .s = s, .node = node, .m = m };
+	struct tc_plan_ctx c = { .s = s, .node = s->node, .m = m };
 	uint32_t nx, nsteps, nocc;
 	struct tc_plan *p;
 	int ret;
 
-	if (!s->node_first || !s->node_msgs)
-		return tc_err(-EINVAL, "schedule %s is not finished", s->algo);
+	if (!s->act_first)
+		return tc_err(-EINVAL, "node %d's part of %s is not finished", s->node, s->algo);
 	if (s->coll != TC_ALLTOALL && s->coll != TC_ALLGATHER)
 		return tc_err(-EOPNOTSUPP, "executor: collective %d not supported", s->coll);
 	if (s->nsteps >= TC_TAG_STEP_LIMIT)
@@ -448,7 +444,9 @@ int tc_plan_build(const struct tc_sched *s, int node, size_t m, uint32_t max_seg
 			      TC_TAG_STEP_LIMIT);
 	c.coll_ag = s->coll == TC_ALLGATHER;
 	c.np = s->npackets > 0 ? s->npackets : 1;
-	tc_plan_count(s, node, &nx, &nsteps, &nocc);
+	nx = s->nmsgs;
+	nsteps = s->nact;
+	nocc = s->nblks;
 	p = tc_plan_alloc(&c, nx, nsteps, nocc, max_segs);
 	ret = p ? tc_plan_layout(&c, p, nocc) : -ENOMEM;
 	if (!ret)
@@ -465,9 +463,9 @@ int tc_plan_build(const struct tc_sched *s, int node, size_t m, uint32_t max_seg
 
 int tc_plan_region(const struct tc_plan *p, uint64_t off, uint64_t *roff)
 {
-	uint64_t Pm = (uint64_t)p->sched->shape.nodes * p->m;
+	uint64_t Pm = (uint64_t)p->part->shape.nodes * p->m;
 
-	if (p->sched->coll == TC_ALLTOALL && off >= p->send_off && off < p->send_off + Pm) {
+	if (p->part->coll == TC_ALLTOALL && off >= p->send_off && off < p->send_off + Pm) {
 		*roff = off - p->send_off;
 		return TC_UREG_SEND;
 	}
@@ -515,14 +513,14 @@ void tc_plan_keys(struct tc_plan *p, const struct tc_umem *u)
 }
 
 /* The plan for (s, m) from the communicator's cache, built on first use. */
-int tc_plan_get(struct tc_comm *comm, const struct tc_sched *s, size_t m, struct tc_plan **out)
+int tc_plan_get(struct tc_comm *comm, const struct tc_part *s, size_t m, struct tc_plan **out)
 {
 	struct tc_plan *p;
 	int victim = 0, ret;
 
 	for (int i = 0; i < TC_PLAN_CACHE; i++) {
 		p = comm->plans[i];
-		if (p && p->sched == s && p->m == m && p->max_segs == comm->tp.max_segs) {
+		if (p && p->part == s && p->m == m && p->max_segs == comm->tp.max_segs) {
 			p->used = ++comm->plan_clock;
 			*out = p;
 			return 0;
@@ -532,7 +530,9 @@ int tc_plan_get(struct tc_comm *comm, const struct tc_sched *s, size_t m, struct
 		else if (comm->plans[victim] && p->used < comm->plans[victim]->used)
 			victim = i;
 	}
-	ret = tc_plan_build(s, comm->tp.rank, m, comm->tp.max_segs, &p);
+	if (s->node != comm->tp.rank)
+		return tc_err(-EINVAL, "plan: node %d's part given to rank %d", s->node, comm->tp.rank);
+	ret = tc_plan_build(s, m, comm->tp.max_segs, &p);
 	if (ret)
 		return ret;
 	tc_plan_free(comm->plans[victim]);

@@ -3,6 +3,7 @@
 #ifndef TC_PLAN_H
 #define TC_PLAN_H
 
+#include "core/part.h"
 #include "runtime/comm.h"
 
 struct tc_stage {
@@ -12,7 +13,7 @@ struct tc_stage {
 };
 
 struct tc_plan {
-	const struct tc_sched *sched;
+	const struct tc_part *part; /* the node's part it was built from */
 	size_t m;
 	unsigned int used; /* comm->plan_clock at last use */
 
@@ -48,7 +49,7 @@ struct tc_plan {
 };
 
 /* 0 and *out, or -errno with tc_last_error() set. */
-int tc_plan_build(const struct tc_sched *s, int node, size_t m, uint32_t max_segs, struct tc_plan **out);
+int tc_plan_build(const struct tc_part *s, size_t m, uint32_t max_segs, struct tc_plan **out);
 void tc_plan_free(struct tc_plan *p);
 /* The region (TC_UREG_*) of buffer offset off and the offset in it. */
 int tc_plan_region(const struct tc_plan *p, uint64_t off, uint64_t *roff);
@@ -56,7 +57,8 @@ int tc_plan_region(const struct tc_plan *p, uint64_t off, uint64_t *roff);
 int tc_plan_user(struct tc_plan *p);
 /* Name the call's registrations in the zero-copy transfers. */
 void tc_plan_keys(struct tc_plan *p, const struct tc_umem *u);
-/* The plan for (s, m) from the communicator's cache, built on first use. */
-int tc_plan_get(struct tc_comm *comm, const struct tc_sched *s, size_t m, struct tc_plan **out);
+/* The plan for (s, m) from the communicator's cache, built on first use;
+ * s must be the part of the communicator's rank. */
+int tc_plan_get(struct tc_comm *comm, const struct tc_part *s, size_t m, struct tc_plan **out);
 
 #endif /* TC_PLAN_H */

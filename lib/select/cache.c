@@ -7,6 +7,13 @@
  *
  * Builds run under the cache mutex: two threads asking for the same schedule
  * never build it twice, at the price of serialising first-time builds.
+ *
+ * Parts (core/part.h): every (collective, algorithm, shape, node) the same
+ * way, in a hash table of their own. An algorithm with a part generator
+ * builds the node's part alone; any other takes the fallback: its whole
+ * schedule from the cache above (built and verified once per process), cut
+ * to the node's part. Fallbacks are counted (__tc_part_fallbacks) so tests
+ * can list the algorithms that still take it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/part.h"
 #include "core/verify.h"
 #include "select/select.h"
 
@@ -118,5 +126,226 @@ int tc_sched_get(enum tc_coll_id coll, const struct tc_algo *algo, const struct 
 		return e->err;
 	}
 	*out = e->sched;
+	return 0;
+}
+
+struct tc_part_entry {
+	struct tc_part_entry *next;
+	enum tc_coll_id coll;
+	const struct tc_algo *algo;
+	struct tc_shape shape;
+	int node;
+	struct tc_part *part; /* NULL when the build failed */
+	int err;
+	char why[512];
+};
+
+#define TC_PART_BUCKETS 4096
+static pthread_mutex_t tc_part_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tc_part_entry *tc_part_tab[TC_PART_BUCKETS]; /* protected by tc_part_lock */
+static unsigned long tc_part_nfallback, tc_part_ngen;	  /* atomic */
+
+unsigned long __tc_part_fallbacks(void)
+{
+	return __atomic_load_n(&tc_part_nfallback, __ATOMIC_RELAXED);
+}
+
+unsigned long __tc_part_generated(void)
+{
+	return __atomic_load_n(&tc_part_ngen, __ATOMIC_RELAXED);
+}
+
+static unsigned int part_hash(enum tc_coll_id coll, const struct tc_algo *algo, const struct tc_shape *sh, int node)
+{
+	uint64_t h = (uint64_t)(uintptr_t)algo * 31 + (uint64_t)coll;
+
+	for (int d = 0; d < sh->ndims; d++)
+		h = h * 1000003u + (uint64_t)sh->dims[d];
+	h = h * 1000003u + (uint64_t)node;
+	h ^= h >> 29;
+	h *= 0x9e3779b97f4a7c15ull;
+	return (unsigned int)(h >> 40) % TC_PART_BUCKETS;
+}
+
+/* Receives from peer q in p's active step i: msgs[*lo .. *hi). */
+static void recv_group(const struct tc_part *p, uint32_t i, uint32_t k, uint32_t *hi)
+{
+	*hi = k;
+	while (*hi < p->act_first[i + 1] && p->msgs[*hi].src == p->msgs[k].src)
+		(*hi)++;
+}
+
+int tc_part_check(const struct tc_algo *algo, const struct tc_part *p, char *why, size_t len)
+{
+	const int n = p->node;
+	uint32_t nown = p->coll == TC_ALLTOALL ? (uint32_t)p->shape.nodes : (uint32_t)p->npackets;
+	uint8_t *sent = calloc(nown + 1, 1);
+	int err = 0;
+
+	if (!sent)
+		return tc_err(-ENOMEM, "%s: out of memory checking node %d's part", algo->name, n);
+	for (uint32_t i = 0; i < p->nact && !err; i++) {
+		uint32_t k = p->act_first[i], hi;
+
+		for (; k < p->act_first[i + 1] && p->msgs[k].src == n; k++)
+			for (uint32_t b = 0; b < p->msgs[k].nblk; b++) {
+				const struct tc_blk *x = &p->blks[p->msgs[k].blk_off + b];
+
+				if (x->a == n)
+					sent[x->b] = 1; /* alltoall: its destination; allgather: the packet */
+			}
+		for (; k < p->act_first[i + 1] && !err; k = hi) {
+			const struct tc_msg *m = &p->msgs[k];
+			struct tc_part *q;
+			const char *w = NULL;
+			char diff[256];
+
+			recv_group(p, i, k, &hi);
+			q = tc_part_new(&p->shape, p->coll, algo->name, NULL, 0, m->src);
+			if (!q) {
+				err = -ENOMEM;
+				break;
+			}
+			tc_part_only(q, m->step, n);
+			err = algo->part(q, &w);
+			if (err) {
+				snprintf(why, len, "%s: node %d, step %u: generating peer %d's send failed: %s", algo->name, n,
+					 m->step, m->src, w ? w : tc_last_error());
+			} else if (q->nmsgs != hi - k) {
+				snprintf(why, len, "%s: node %d, step %u: it receives %u message(s) from peer %d, which sends it %u",
+					 algo->name, n, m->step, hi - k, m->src, q->nmsgs);
+				err = -EPROTO;
+			} else {
+				for (uint32_t j = 0; j < q->nmsgs && !err; j++) {
+					/* compare one message as two one-message parts would */
+					const struct tc_msg *x = &p->msgs[k + j], *y = &q->msgs[j];
+					int same = x->step == y->step && x->src == y->src && x->dst == y->dst &&
+						   x->op == y->op && !memcmp(x->route, y->route, sizeof(x->route)) &&
+						   x->nblk == y->nblk &&
+						   !memcmp(&p->blks[x->blk_off], &q->blks[y->blk_off], x->nblk * sizeof(struct tc_blk));
+
+					if (!same) {
+						snprintf(diff, sizeof(diff), "%u blocks, first {%d,%d} against %u blocks, first {%d,%d}, or the route differs",
+							 x->nblk, p->blks[x->blk_off].a, p->blks[x->blk_off].b, y->nblk,
+							 q->blks[y->blk_off].a, q->blks[y->blk_off].b);
+						snprintf(why, len, "%s: node %d, step %u: receive %u from peer %d disagrees with the peer's send: %s",
+							 algo->name, n, m->step, j, m->src, diff);
+						err = -EPROTO;
+					}
+				}
+			}
+			tc_part_free(q);
+		}
+	}
+	for (uint32_t d = 0; d < nown && !err; d++)
+		if (!sent[d] && !(p->coll == TC_ALLTOALL && (int)d == n)) {
+			if (p->coll == TC_ALLTOALL)
+				snprintf(why, len, "%s: node %d never sends its block for node %d", algo->name, n, d);
+			else
+				snprintf(why, len, "%s: node %d never sends its packet %u", algo->name, n, d);
+			err = -EPROTO;
+		}
+	free(sent);
+	if (err == -EPROTO)
+		tc_err(err, "%s", why);
+	return err;
+}
+
+int tc_part_build(enum tc_coll_id coll, const struct tc_algo *algo, const struct tc_shape *shape, int node,
+		  struct tc_part **out, const char **why)
+{
+	struct tc_part *p;
+	const struct tc_sched *s;
+	int err;
+
+	*why = NULL;
+	if (!algo->part) {
+		/* the fallback: the whole schedule, verified, then cut */
+		err = tc_sched_get(coll, algo, shape, &s, why);
+		if (err)
+			return err;
+		__atomic_add_fetch(&tc_part_nfallback, 1, __ATOMIC_RELAXED);
+		return tc_part_extract(s, node, out);
+	}
+	p = tc_part_new(shape, coll, algo->name, NULL, 0, node);
+	if (!p)
+		return -ENOMEM;
+	err = algo->part(p, why);
+	if (!err && (!p->act_first || p->coll != coll || strcmp(p->algo, algo->name))) {
+		*why = "part generator returned no finished part of this collective and algorithm";
+		err = -EPROTO;
+	}
+	if (!err) {
+		/* checked against its peers before first use, as a whole schedule is verified */
+		static __thread char cwhy[400];
+
+		err = tc_part_check(algo, p, cwhy, sizeof(cwhy));
+		if (err == -EPROTO)
+			*why = cwhy;
+	}
+	if (err) {
+		tc_part_free(p);
+		return err;
+	}
+	__atomic_add_fetch(&tc_part_ngen, 1, __ATOMIC_RELAXED);
+	*out = p;
+	return 0;
+}
+
+int tc_part_get(enum tc_coll_id coll, const struct tc_algo *algo, const struct tc_shape *shape, int node,
+		const struct tc_part **out, const char **why)
+{
+	struct tc_part_entry *e;
+	const char *w = NULL;
+	unsigned int h;
+
+	if (!algo || !shape || !out || algo->coll != coll || node < 0 || node >= shape->nodes) {
+		if (why)
+			*why = "tc_part_get: no algorithm of this collective, shape, output or node";
+		return -EINVAL;
+	}
+	h = part_hash(coll, algo, shape, node);
+	pthread_mutex_lock(&tc_part_lock);
+	for (e = tc_part_tab[h]; e; e = e->next)
+		if (e->node == node && e->algo == algo && e->coll == coll && tc_shape_equal(&e->shape, shape))
+			break;
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e) {
+			pthread_mutex_unlock(&tc_part_lock);
+			if (why)
+				*why = "tc_part_get: out of memory";
+			return -ENOMEM;
+		}
+		e->coll = coll;
+		e->algo = algo;
+		e->shape = *shape;
+		e->node = node;
+		tc_err_clear();
+		e->err = tc_part_build(coll, algo, shape, node, &e->part, &w);
+		if (e->err)
+			snprintf(e->why, sizeof(e->why), "%s", w ? w : *tc_last_error() ? tc_last_error() : tc_strerror(e->err));
+		if (e->err == -ENOMEM) {
+			int err = e->err;
+
+			tc_err(err, "%s", e->why);
+			free(e);
+			pthread_mutex_unlock(&tc_part_lock);
+			if (why)
+				*why = "tc_part_get: out of memory building the part";
+			return err;
+		}
+		e->next = tc_part_tab[h];
+		tc_part_tab[h] = e;
+	}
+	pthread_mutex_unlock(&tc_part_lock);
+	/* entries are never freed or changed once published */
+	if (e->err) {
+		if (why)
+			*why = e->why;
+		tc_err(e->err, "%s", e->why);
+		return e->err;
+	}
+	*out = e->part;
 	return 0;
 }

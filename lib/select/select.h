@@ -51,5 +51,29 @@ unsigned long __tc_auto_pricings(void);
  * communicator of the process; *why says why a build failed. */
 int tc_sched_get(enum tc_coll_id coll, const struct tc_algo *algo, const struct tc_shape *shape,
 		 const struct tc_sched **out, const char **why);
+/*
+ * cache.c: node's part of (coll, algo, shape), built once per process and
+ * shared read-only (core/part.h): generated alone when the algorithm has a
+ * part generator, else cut from the whole schedule (tc_sched_get, verified).
+ * 0, or -EOPNOTSUPP with *why for a shape the algorithm refuses, or -errno.
+ */
+int tc_part_get(enum tc_coll_id coll, const struct tc_algo *algo, const struct tc_shape *shape, int node,
+		const struct tc_part **out, const char **why);
+/* The same, not cached: the caller owns *out (tc_part_free). A generated
+ * part is checked (tc_part_check) before it is returned. */
+int tc_part_build(enum tc_coll_id coll, const struct tc_algo *algo, const struct tc_shape *shape, int node,
+		  struct tc_part **out, const char **why);
+/*
+ * The run-time check of a generated part, before its first use: every
+ * receive (all of one step from one peer together) equals what the peer's
+ * generator sends to this node in that step, computed for that message
+ * alone (tc_part_only: same step, route, blocks, so the same tags), and
+ * every block the node owns is sent. 0, or -EPROTO with why naming the
+ * algorithm, node, step and peer; -ENOMEM.
+ */
+int tc_part_check(const struct tc_algo *algo, const struct tc_part *p, char *why, size_t len);
+/* Test hooks: parts cut from a whole schedule (the fallback), and parts generated alone, so far. */
+unsigned long __tc_part_fallbacks(void);
+unsigned long __tc_part_generated(void);
 
 #endif /* TC_SELECT_H */

@@ -20,6 +20,10 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/direct.h"
+#include "core/part.h"
+
+#define DIRECT_CITE_1P "baseline: direct routed messages, one-port: one translation per step (Liu et al., All-Port Tori, Sec. I)"
+#define DIRECT_CITE_AP "baseline: direct routed messages, all-port: every block in one step (Liu et al., All-Port Tori, Sec. I)"
 
 /* Node r moved by offset g (coordinate-wise, mod n_d). */
 static int translate(const struct tc_shape *sh, int r, const int *g)
@@ -81,13 +85,9 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return -EINVAL;
 	}
 	if (shape->one_port)
-		s = tc_sched_new(shape, TC_ALLTOALL, "direct",
-				 "baseline: direct routed messages, one-port: one translation per step (Liu et al., All-Port Tori, Sec. I)",
-				 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
+		s = tc_sched_new(shape, TC_ALLTOALL, "direct", DIRECT_CITE_1P, TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
 	else
-		s = tc_sched_new(shape, TC_ALLTOALL, "direct",
-				 "baseline: direct routed messages, all-port: every block in one step (Liu et al., All-Port Tori, Sec. I)",
-				 TC_CLAIM_SHORTEST);
+		s = tc_sched_new(shape, TC_ALLTOALL, "direct", DIRECT_CITE_AP, TC_CLAIM_SHORTEST);
 	m = malloc(sizeof(*m) * (shape->one_port ? (size_t)shape->nodes : (size_t)shape->nodes * (shape->nodes - 1)));
 	if (!s || !m)
 		goto err_free;
@@ -97,10 +97,72 @@ err_free:
 			       "direct: building the schedule failed");
 }
 
+/* The message src -> dst (block {src, dst}) in node pt's part. */
+static int part_msg(struct tc_part *pt, int src, int dst)
+{
+	int8_t route[TC_MAX_DIMS];
+	int err;
+
+	tc_direct_route(&pt->shape, src, dst, route);
+	err = tc_part_msg(pt, src, dst, route);
+	return err ? err : tc_part_blk(pt, src, dst);
+}
+
+/*
+ * Node n's part. All-port: one step, a message to and from every other node
+ * (a filtered part, tc_part_only, just the one peer's). One-port: in step t-1
+ * it sends to n + g_t and receives from n - g_t.
+ */
+static int part(struct tc_part *pt, const char **why)
+{
+	const struct tc_shape *sh = &pt->shape;
+	const int n = pt->node, peer = tc_part_only_peer(pt);
+	int g[TC_MAX_DIMS], c[TC_MAX_DIMS], err = 0;
+
+	if (sh->nodes < 2) {
+		*why = "direct: shape not initialised by tc_shape_init";
+		return -EINVAL;
+	}
+	pt->cite = sh->one_port ? DIRECT_CITE_1P : DIRECT_CITE_AP;
+	pt->claims = sh->one_port ? TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST : TC_CLAIM_SHORTEST;
+	if (!sh->one_port) {
+		err = tc_part_at(pt, 0);
+		for (int r = 0; r < sh->nodes && !err; r++) {
+			if (r == n || (peer >= 0 && r != peer))
+				continue;
+			err = part_msg(pt, n, r);
+			if (!err && peer < 0)
+				err = part_msg(pt, r, n);
+		}
+	} else {
+		/* a part filtered to one step (tc_part_only) generates that step alone */
+		int lo = tc_part_only_step(pt) >= 0 ? (int)tc_part_only_step(pt) + 1 : 1;
+		int hi = tc_part_only_step(pt) >= 0 ? lo + 1 : sh->nodes;
+
+		for (int t = lo; t < hi && t < sh->nodes && !err; t++) {
+			tc_shape_coords(sh, t, g);
+			tc_shape_coords(sh, n, c);
+			for (int d = 0; d < sh->ndims; d++)
+				c[d] -= g[d];
+			err = tc_part_at(pt, t - 1);
+			if (!err)
+				err = part_msg(pt, n, translate(sh, n, g));
+			if (!err)
+				err = part_msg(pt, tc_shape_node(sh, c), n);
+		}
+	}
+	if (!err)
+		err = tc_part_finish(pt, sh->one_port ? sh->nodes - 1 : 1);
+	if (err)
+		*why = "direct: building the node's part failed";
+	return err;
+}
+
 const struct tc_algo tc_algo_direct = {
 	.name = "direct",
 	.coll = TC_ALLTOALL,
 	.summary = "baseline: every block sent directly, routed dimension-ordered",
 	.build = build,
 	.flags = TC_ALGO_DIRECT_P2,
+	.part = part,
 };

@@ -15,6 +15,10 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/direct.h"
+#include "core/part.h"
+
+#define PAIRWISE_CITE "baseline: pairwise exchange, step i to rank+i (Liu et al., All-Port Tori, Sec. I)"
+#define PAIRWISE_CLAIMS (TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST)
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
@@ -27,8 +31,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "pairwise: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-	s = tc_sched_new(shape, TC_ALLTOALL, "pairwise", "baseline: pairwise exchange, step i to rank+i (Liu et al., All-Port Tori, Sec. I)",
-			 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
+	s = tc_sched_new(shape, TC_ALLTOALL, "pairwise", PAIRWISE_CITE, PAIRWISE_CLAIMS);
 	m = malloc(sizeof(*m) * p);
 	if (!s || !m)
 		goto err_free;
@@ -44,10 +47,51 @@ err_free:
 			       "pairwise: building the schedule failed");
 }
 
+/* Node n's part: in step i-1 it sends {n, n+i} to n+i and receives {n-i, n} from n-i. */
+static int part(struct tc_part *pt, const char **why)
+{
+	const struct tc_shape *sh = &pt->shape;
+	const int p = sh->nodes, n = pt->node;
+	int8_t route[TC_MAX_DIMS];
+	int err = 0;
+
+	if (p < 2) {
+		*why = "pairwise: shape not initialised by tc_shape_init";
+		return -EINVAL;
+	}
+	pt->cite = PAIRWISE_CITE;
+	pt->claims = PAIRWISE_CLAIMS;
+	/* a part filtered to one step (tc_part_only) generates that step alone */
+	int lo = tc_part_only_step(pt) >= 0 ? (int)tc_part_only_step(pt) + 1 : 1;
+	int hi = tc_part_only_step(pt) >= 0 ? lo + 1 : p;
+
+	for (int i = lo; i < hi && i < p && !err; i++) {
+		int to = (n + i) % p, from = (n - i + p) % p;
+
+		err = tc_part_at(pt, i - 1);
+		tc_direct_route(sh, n, to, route);
+		if (!err)
+			err = tc_part_msg(pt, n, to, route);
+		if (!err)
+			err = tc_part_blk(pt, n, to);
+		tc_direct_route(sh, from, n, route);
+		if (!err)
+			err = tc_part_msg(pt, from, n, route);
+		if (!err)
+			err = tc_part_blk(pt, from, n);
+	}
+	if (!err)
+		err = tc_part_finish(pt, p - 1);
+	if (err)
+		*why = "pairwise: building the node's part failed";
+	return err;
+}
+
 const struct tc_algo tc_algo_pairwise = {
 	.name = "pairwise",
 	.coll = TC_ALLTOALL,
 	.summary = "baseline: pairwise exchange, step i to rank+i",
 	.build = build,
 	.flags = TC_ALGO_DIRECT_P2,
+	.part = part,
 };
