@@ -25,13 +25,18 @@ LIB_SO_REAL := $(O)/lib/libtoruscoll.so.$(TC_VERSION)
 LIB_SO := $(O)/lib/libtoruscoll.so.1
 LIB_A := $(O)/lib/libtoruscoll.a
 LIB_PC := $(O)/lib/pkgconfig/toruscoll.pc
+LIB_PC_UNINST := $(O)/lib/pkgconfig/toruscoll-uninstalled.pc
 
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
+# Where the dynamic linker looks without help: its default directories and
+# those listed in /etc/ld.so.conf.d (make install says what to do otherwise).
+TC_LD_DIRS = /lib /usr/lib /lib64 /usr/lib64 /lib/$(shell $(CC) -dumpmachine 2>/dev/null) \
+	/usr/lib/$(shell $(CC) -dumpmachine 2>/dev/null) $(shell cat /etc/ld.so.conf.d/*.conf 2>/dev/null | grep '^/')
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 
-all: $(LIB_A) $(LIB_SO) $(LIB_PC)
+all: $(LIB_A) $(LIB_SO) $(LIB_PC) $(LIB_PC_UNINST)
 
 $(O)/lib/%.o: lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
@@ -60,6 +65,13 @@ $(LIB_PC): lib/toruscoll.pc.in lib/lib.mk
 	@mkdir -p $(@D)
 	$(TC_PC_SED) $< >$@
 
+# The build tree's own .pc: PKG_CONFIG_PATH=build/lib/pkgconfig builds a
+# program against build/lib and include/ (absolute paths), before any install.
+$(LIB_PC_UNINST): lib/toruscoll-uninstalled.pc.in lib/lib.mk
+	@mkdir -p $(@D)
+	sed -e 's|@LIBDIR@|$(abspath $(O)/lib)|' -e 's|@INCLUDEDIR@|$(abspath include)|' \
+		-e 's|@VERSION@|$(TC_VERSION)|' -e 's|@REQUIRES_PRIVATE@|$(TC_PC_REQUIRES)|' $< >$@
+
 .PHONY: install-lib
 install: install-lib
 install-lib: $(LIB_A) $(LIB_SO) $(LIB_PC)
@@ -73,6 +85,12 @@ install-lib: $(LIB_A) $(LIB_SO) $(LIB_PC)
 	install -m 0644 include/uapi/torus.h $(DESTDIR)$(INCLUDEDIR)/uapi/torus.h
 	install -d $(DESTDIR)$(MANDIR)/man3
 	install -m 0644 $(wildcard man/man3/*.3) $(DESTDIR)$(MANDIR)/man3/
+	@if [ -z "$(DESTDIR)" ] && ! echo " $(TC_LD_DIRS) " | grep -qF " $(LIBDIR) "; then \
+		echo "note: $(LIBDIR) is not in the dynamic linker's path: add it to /etc/ld.so.conf.d/ and run ldconfig," \
+			"or link with -Wl,-rpath,$(LIBDIR) (docs/library.md, \"Building against the library\")"; \
+	elif [ -z "$(DESTDIR)" ]; then \
+		echo "note: run ldconfig (as root) so that programs find libtoruscoll.so.1 in $(LIBDIR)"; \
+	fi
 
 .PHONY: uninstall-lib
 uninstall: uninstall-lib
