@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ static const char usage_text[] =
 	"  -d, --dims DIMS     shape, 4x4 or 4,4 (sim: required; dev: checked)\n"
 	"      --mesh          sim: no dimension wraps\n"
 	"      --one-port      sim: one-port nodes\n"
-	"  -b, --minbytes N    smallest size (default 64; K, M suffixes)\n"
+	"  -b, --minbytes N    smallest size (default 64; K, M, G suffixes, x1024)\n"
 	"  -e, --maxbytes N    largest size (default 1M)\n"
 	"  -f, --stepfactor F  multiply the size by F each step (default 2; at most\n"
 	"                      64 sizes)\n"
@@ -88,20 +89,23 @@ static size_t parse_size(const char *opt, const char *s)
 {
 	char *end;
 	unsigned long long v;
+	int shift = 0;
 
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s || s[0] == '-')
 		die(2, "%s %s: not a size (e.g. 64, 4K, 1M)", opt, s);
 	if (*end == 'K' || *end == 'k')
-		v <<= 10, end++;
+		shift = 10, end++;
 	else if (*end == 'M' || *end == 'm')
-		v <<= 20, end++;
+		shift = 20, end++;
 	else if (*end == 'G' || *end == 'g')
-		v <<= 30, end++;
+		shift = 30, end++;
 	if (*end)
 		die(2, "%s %s: not a size (e.g. 64, 4K, 1M)", opt, s);
-	return v;
+	if (v > (SIZE_MAX >> 1) >> shift)
+		die(2, "%s %s: too large", opt, s);
+	return (size_t)v << shift;
 }
 
 static int parse_int(const char *opt, const char *s, int min)
