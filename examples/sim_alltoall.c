@@ -31,28 +31,23 @@ static int node_main(tc_comm_t *comm, void *arg)
 	struct tc_coll_info info = { .size = sizeof(info) };
 	int P = tc_comm_size(comm), me = tc_comm_rank(comm), ret;
 	size_t m = job->m;
-	uint8_t *send = malloc(P * m), *recv = malloc(P * m);
+	uint8_t *send = malloc(2 * P * m), *recv;
 
-	if (!send || !recv) {
-		free(send);
-		free(recv);
+	if (!send)
 		return -ENOMEM;
-	}
+	recv = send + P * m;
 	for (int d = 0; d < P; d++)
 		for (size_t i = 0; i < m; i++)
 			send[d * m + i] = pattern(me, d, i);
 	ret = tc_alltoall(comm, send, recv, m);
-	if (ret) {
+	if (ret)
 		fprintf(stderr, "node %d: tc_alltoall: %s: %s\n", me, tc_strerror(ret), tc_last_error());
-	} else {
-		for (int s = 0; s < P; s++)
-			for (size_t i = 0; i < m; i++, job->checked[me]++)
-				job->wrong[me] += recv[s * m + i] != pattern(s, me, i);
-		if (me == 0 && !tc_coll_last(comm, TC_ALLTOALL, &info))
-			snprintf(job->algo, sizeof(job->algo), "%s", info.algo);
-	}
+	for (int s = 0; !ret && s < P; s++)
+		for (size_t i = 0; i < m; i++, job->checked[me]++)
+			job->wrong[me] += recv[s * m + i] != pattern(s, me, i);
+	if (!ret && me == 0 && !tc_coll_last(comm, TC_ALLTOALL, &info))
+		snprintf(job->algo, sizeof(job->algo), "%s", info.algo);
 	free(send);
-	free(recv);
 	return ret;
 }
 
@@ -83,12 +78,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tc_sim_create %s: %s: %s\n", dims, tc_strerror(ret), tc_last_error());
 		return 1;
 	}
-	ret = tc_sim_launch(sim, node_main, &job);
+	ret = tc_sim_launch(sim, node_main, &job); /* the first node's error, if any */
 	tc_sim_destroy(sim);
-	if (ret) {
-		fprintf(stderr, "tc_sim_launch: %s\n", tc_strerror(ret));
+	if (ret)
 		return 1;
-	}
 	for (size_t r = 0; r < nodes; r++) {
 		checked += job.checked[r];
 		wrong += job.wrong[r];
