@@ -7,7 +7,7 @@ LIB_SRCS := $(shell find lib -name '*.c' | LC_ALL=C sort)
 LIB_HDRS := $(shell find lib -name '*.h') $(wildcard include/*.h include/uapi/*.h)
 # The verbs transport: built only when libibverbs, librdmacm and pmix are installed.
 TC_VERBS_PKGS := libibverbs librdmacm pmix
-TC_VERBS_SRCS := lib/transport/verbs.c lib/transport/bootstrap.c
+TC_VERBS_SRCS := $(wildcard lib/transport/verbs/*.c) lib/transport/bootstrap.c
 TC_HAVE_VERBS := $(shell pkg-config --exists $(TC_VERBS_PKGS) 2>/dev/null && echo 1)
 ifeq ($(TC_HAVE_VERBS),1)
 $(O)/lib/api/comm.o $(O)/pic/lib/api/comm.o: TC_CFLAGS += -DTC_HAVE_VERBS

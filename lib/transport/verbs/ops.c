@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The transport ops: open (local setup, the card exchange, the probe),
+ * close (the goodbye handshake), buffer, post and wait.
+ */
+#include "transport/verbs/verbs.h"
+
+static void tc_vb_free(struct tc_vb *vb)
+{
+	if (vb->peers) {
+		for (int r = 0; r < vb->size; r++) {
+			struct tc_vb_peer *pe = &vb->peers[r];
+
+			if (pe->id) {
+				if (pe->state == TC_VB_UP)
+					rdma_disconnect(pe->id);
+				if (pe->id->qp)
+					rdma_destroy_qp(pe->id);
+				rdma_destroy_id(pe->id);
+			}
+			free(pe->rtr);
+			free(pe->unexp);
+			free(pe->q);
+		}
+	}
+	if (vb->mr)
+		ibv_dereg_mr(vb->mr);
+	if (vb->slots_mr)
+		ibv_dereg_mr(vb->slots_mr);
+	if (vb->cq) {
+		ibv_ack_cq_events(vb->cq, vb->cq_events);
+		ibv_destroy_cq(vb->cq);
+	}
+	if (vb->cc)
+		ibv_destroy_comp_channel(vb->cc);
+	if (vb->pd)
+		ibv_dealloc_pd(vb->pd);
+	if (vb->listen)
+		rdma_destroy_id(vb->listen);
+	if (vb->ch)
+		rdma_destroy_event_channel(vb->ch);
+	free(vb->buf);
+	free(vb->slots);
+	free(vb->peers);
+	free(vb->recs);
+	free(vb);
+}
+
+static size_t tc_vb_slots_bytes(const struct tc_vb *vb)
+{
+	return (size_t)vb->size * (TC_VB_RQ * vb->slot + TC_VB_SQ * TC_VB_TXH);
+}
+
+/* The local half of open: device, listener, PD, CQ. Fills the card. */
+static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *card)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int cqe, flags, ret;
+
+	ret = tc_vb_find_addr(want, vb->dev_name, sizeof(vb->dev_name), &card->ipv4);
+	if (ret)
+		return ret;
+	vb->ch = rdma_create_event_channel();
+	if (!vb->ch)
+		return tc_err(-ENODEV, "transport verbs: no rdma_cm (/dev/infiniband/rdma_cm: %s): load rdma_ucm",
+			      tc_strerror(-errno));
+	flags = fcntl(vb->ch->fd, F_GETFL);
+	if (flags < 0 || fcntl(vb->ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return tc_err(-errno, "transport verbs: rdma_cm channel: %s", tc_strerror(-errno));
+	if (rdma_create_id(vb->ch, &vb->listen, NULL, RDMA_PS_TCP))
+		return tc_err(-errno, "transport verbs: rdma_create_id: %s", tc_strerror(-errno));
+	sin.sin_addr.s_addr = card->ipv4;
+	if (rdma_bind_addr(vb->listen, (struct sockaddr *)&sin) || rdma_listen(vb->listen, vb->size > 64 ? vb->size : 64))
+		return tc_err(-errno, "transport verbs: listening on %s (%s): %s", inet_ntoa(sin.sin_addr), vb->dev_name,
+			      tc_strerror(-errno));
+	if (!vb->listen->verbs)
+		return tc_err(-ENODEV, "transport verbs: %s is not bound to an RDMA device", inet_ntoa(sin.sin_addr));
+	card->port = rdma_get_src_port(vb->listen);
+	vb->ctx = vb->listen->verbs;
+	vb->pd = ibv_alloc_pd(vb->ctx);
+	if (!vb->pd)
+		return tc_err(-ENOMEM, "transport verbs: ibv_alloc_pd on %s failed", vb->dev_name);
+	vb->cc = ibv_create_comp_channel(vb->ctx);
+	if (!vb->cc)
+		return tc_err(-errno, "transport verbs: ibv_create_comp_channel: %s", tc_strerror(-errno));
+	flags = fcntl(vb->cc->fd, F_GETFL);
+	if (flags < 0 || fcntl(vb->cc->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return tc_err(-errno, "transport verbs: completion channel: %s", tc_strerror(-errno));
+	/* one CQ holds every peer's posted work requests: it can never overflow */
+	cqe = (vb->size - 1) * (TC_VB_RQ + TC_VB_SQ) + 16;
+	{
+		struct ibv_device_attr da;
+
+		if (!ibv_query_device(vb->ctx, &da) && cqe > da.max_cqe)
+			return tc_err(-E2BIG, "transport verbs: %d ranks need a CQ of %d entries, %s allows %d", vb->size,
+				      cqe, vb->dev_name, da.max_cqe);
+	}
+	vb->cq = ibv_create_cq(vb->ctx, cqe, NULL, vb->cc, 0);
+	if (!vb->cq)
+		return tc_err(-errno, "transport verbs: ibv_create_cq of %d entries on %s: %s", cqe, vb->dev_name,
+			      tc_strerror(-errno));
+	vb->slots = calloc(1, tc_vb_slots_bytes(vb));
+	if (!vb->slots)
+		return tc_err(-ENOMEM, "transport verbs: out of memory");
+	vb->slots_mr = ibv_reg_mr(vb->pd, vb->slots, tc_vb_slots_bytes(vb), IBV_ACCESS_LOCAL_WRITE);
+	if (!vb->slots_mr)
+		return tc_err(-errno, "transport verbs: registering %zu bytes of receive slots (%u-byte eager limit): %s%s",
+			      tc_vb_slots_bytes(vb), vb->eager, tc_strerror(-errno),
+			      errno == ENOMEM ? " (raise ulimit -l, or lower TC_VERBS_EAGER)" : "");
+	return 0;
+}
+
+
+/*
+ * The eager limit: TC_VERBS_EAGER, else the largest that keeps this rank's
+ * receive slots (TC_VB_RQ per peer) within TC_VB_SLOT_BUDGET, between 984
+ * bytes (a 1 KiB slot) and TC_VB_EAGER_CAP; and the slot it needs. Every
+ * rank computes the same from the job size.
+ */
+static int tc_vb_eager_env(struct tc_vb *vb)
+{
+	const char *env = getenv("TC_VERBS_EAGER");
+	size_t v = TC_VB_SLOT_BUDGET / ((size_t)TC_VB_RQ * vb->size);
+	unsigned int u;
+
+	v = v > TC_VB_SLOT_MIN ? (v & ~(size_t)63) - sizeof(struct tc_vb_msg) : TC_VB_EAGER_MIN;
+	if (v > TC_VB_EAGER_CAP)
+		v = TC_VB_EAGER_CAP;
+	if (env && *env) {
+		int ret = tc_parse_uint("TC_VERBS_EAGER", env, &u);
+
+		if (ret)
+			return ret;
+		if (u > TC_VB_EAGER_MAX)
+			return tc_err(-EINVAL, "TC_VERBS_EAGER=%s: bytes up to %zu (0: every message by RDMA write)",
+				      env, TC_VB_EAGER_MAX);
+		v = u;
+	}
+	vb->eager = v;
+	vb->slot = (sizeof(struct tc_vb_msg) + v + 63) & ~(size_t)63;
+	if (vb->slot < TC_VB_SLOT_MIN)
+		vb->slot = TC_VB_SLOT_MIN;
+	return 0;
+}
+
+
+static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
+{
+	const char *dims = attr->dims, *dev = attr->rdma_device;
+	struct tc_vb_card mine = { .magic = TC_VB_MAGIC }, *all = NULL;
+	struct tc_vb *vb;
+	char why[256] = "";
+	int ret, setup;
+
+	if (!dims || !*dims)
+		dims = getenv("TC_DIMS");
+	if (!dev || !*dev)
+		dev = getenv("TC_RDMA_DEVICE");
+	if (dev && !*dev)
+		dev = NULL;
+	vb = calloc(1, sizeof(*vb));
+	if (!vb)
+		return tc_err(-ENOMEM, "transport verbs: out of memory");
+	/* who we are */
+	ret = tc_boot_open(&vb->boot, attr);
+	if (ret)
+		goto err_free;
+	vb->rank = vb->boot.rank;
+	vb->size = vb->boot.size;
+	vb->seq = vb->boot.seq;
+	ret = tc_vb_shape(&tp->shape, dims, vb->size);
+	if (!ret)
+		ret = tc_vb_eager_env(vb);
+	if (ret)
+		goto err_free;
+	vb->peers = calloc(vb->size, sizeof(*vb->peers));
+	all = calloc(vb->size, sizeof(*all));
+	if (!vb->peers || !all) {
+		ret = tc_err(-ENOMEM, "transport verbs: out of memory for %d ranks", vb->size);
+		goto err_free;
+	}
+
+	/* the local half; a failure still takes part in the exchange */
+	setup = tc_vb_setup(vb, dev, &mine);
+	if (setup)
+		snprintf(why, sizeof(why), "%s", tc_last_error());
+	mine.rank = vb->rank;
+	mine.ok = !setup;
+	mine.seq = vb->seq;
+	mine.eager = vb->eager;
+	gethostname(mine.host, sizeof(mine.host) - 1);
+	ret = tc_boot_allgather(&vb->boot, &mine, all, sizeof(mine), tp->timeout_ms);
+	if (setup) {
+		ret = tc_err(setup, "%s", why);
+		goto err_free;
+	}
+	if (ret)
+		goto err_free;
+	ret = tc_vb_check_cards(vb, all);
+	if (ret)
+		goto err_free;
+	free(all);
+	tp->rank = vb->rank;
+	tp->max_segs = 1;
+	tp->priv = vb;
+	ret = tc_vb_probe(tp);
+	if (ret) {
+		tp->priv = NULL;
+		goto err_free;
+	}
+	return 0;
+
+err_free:
+	free(all);
+	tc_vb_free(vb);
+	return ret;
+}
+
+/*
+ * Close gracefully: a peer may still wait for the acknowledgement of a
+ * message we already received (our responder sent it, the peer has not seen
+ * it yet); tearing the QP down now would turn that into a failed send on
+ * its side. So each connected peer gets a goodbye, and the QPs live until
+ * every such peer's goodbye came (it then has all its acknowledgements: it
+ * sends its goodbye only from its own destroy) or it disconnected, or
+ * TC_VB_LINGER_MS passed.
+ */
+
+static void tc_vb_linger(struct tc_vb *vb, int timeout_ms)
+{
+	struct timespec end;
+	int ms = timeout_ms < TC_VB_LINGER_MS ? timeout_ms : TC_VB_LINGER_MS;
+
+	tc_deadline(&end, ms);
+	for (;;) {
+		int waiting = 0;
+
+		tc_vb_progress(vb);
+		for (int r = 0; r < vb->size; r++) {
+			struct tc_vb_peer *pe = &vb->peers[r];
+
+			if (pe->state != TC_VB_UP)
+				continue;
+			if (!pe->bye_sent && pe->sq_used < TC_VB_SQ) {
+				struct tc_vb_msg m = { .type = TC_VB_MSG_BYE };
+
+				m.credits = tc_vb_take_owed(pe);
+				if (tc_vb_send_ctrl(vb, r, &m))
+					continue; /* its QP is gone: nothing to wait for */
+				pe->bye_sent = 1;
+			}
+			if (!pe->bye_sent || !pe->bye_rcvd || pe->sq_used)
+				waiting++;
+		}
+		if (!waiting || tc_ns_left(&end) <= 0)
+			return;
+		tc_vb_block(vb, 10);
+	}
+}
+
+static void tc_vb_close(struct tc_tp *tp)
+{
+	struct tc_vb *vb = to_vb(tp);
+
+	tc_vb_linger(vb, tp->timeout_ms);
+	tc_vb_free(vb);
+}
+
+int tc_vb_buffer(struct tc_tp *tp, size_t bytes, void **base)
+{
+	struct tc_vb *vb = to_vb(tp);
+	struct ibv_mr *mr;
+	size_t nbytes;
+	void *p;
+
+	if (bytes <= vb->buf_bytes) {
+		*base = vb->buf;
+		return 0;
+	}
+	if (vb->nrecs > vb->nreaped)
+		return tc_err(-EBUSY, "transport verbs: buffer resized with transfers outstanding");
+	for (nbytes = 4096; nbytes < bytes; nbytes *= 2)
+		;
+	if (posix_memalign(&p, 4096, nbytes))
+		return tc_err(-ENOMEM, "transport verbs: no memory for a %zu-byte buffer", nbytes);
+	mr = ibv_reg_mr(vb->pd, p, nbytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!mr) {
+		int ret = -errno;
+
+		free(p);
+		return tc_err(ret, "transport verbs: registering a %zu-byte buffer on %s: %s%s", nbytes, vb->dev_name,
+			      tc_strerror(ret), ret == -ENOMEM ? " (raise ulimit -l)" : "");
+	}
+	if (vb->buf)
+		memcpy(p, vb->buf, vb->buf_bytes);
+	if (vb->mr)
+		ibv_dereg_mr(vb->mr);
+	free(vb->buf);
+	vb->buf = p;
+	vb->buf_bytes = nbytes;
+	vb->mr = mr;
+	*base = p;
+	return 0;
+}
+
+/*
+ * Eager receive @ri from @peer: the sender sends without asking, so its
+ * message may be here already (unexpected); deliver it and give the slot
+ * back. Otherwise the arrival delivers it.
+ */
+static void tc_vb_recv_eager(struct tc_vb *vb, uint32_t ri, int peer, uint64_t tag)
+{
+	struct tc_vb_peer *pe = &vb->peers[peer];
+	struct tc_vb_unexp u;
+	uint32_t k;
+
+	for (k = 0; k < pe->nunexp && pe->unexp[k].tag != tag; k++)
+		;
+	if (k == pe->nunexp)
+		return;
+	u = pe->unexp[k];
+	memmove(&pe->unexp[k], &pe->unexp[k + 1], (pe->nunexp - k - 1) * sizeof(*pe->unexp));
+	pe->nunexp--;
+	tc_vb_eager_deliver(vb, ri, vb->slots + ((size_t)peer * TC_VB_RQ + u.slot) * vb->slot, u.len);
+	if (pe->state == TC_VB_FAILED || pe->state == TC_VB_DRAINING)
+		return;
+	if (tc_vb_post_recv_slot(vb, peer, u.slot))
+		tc_vb_peer_down(vb, peer, -EIO, "reposting a receive failed");
+	else
+		pe->owed++;
+}
+
+int tc_vb_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
+{
+	struct tc_vb *vb = to_vb(tp);
+	int ret;
+
+	if (tc_grow((void **)&vb->recs, &vb->cap_recs, vb->nrecs + n, sizeof(*vb->recs), 16))
+		return tc_err(-ENOMEM, "transport verbs: out of memory posting %u transfers", n);
+	if (vb->nrecs + n > TC_VB_IMM_RID_MASK)
+		return tc_err(-E2BIG, "transport verbs: more than %u transfers outstanding", TC_VB_IMM_RID_MASK);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct tc_xfer *xf = &x[i];
+		uint32_t ri = vb->nrecs;
+		struct tc_vb_rec *r = &vb->recs[ri];
+		struct tc_vb_peer *pe;
+
+		if (xf->op != TC_XFER_SEND && xf->op != TC_XFER_RECV)
+			return tc_err(-EINVAL, "transport verbs: transfer op %u unknown", xf->op);
+		if (xf->peer < 0 || xf->peer >= vb->size || xf->peer == vb->rank)
+			return tc_err(-EINVAL, "transport verbs: peer %d invalid for rank %d", xf->peer, vb->rank);
+		if (xf->nsegs != 1 || !xf->segs)
+			return tc_err(-E2BIG, "transport verbs: a transfer with %u segments (this transport takes 1)",
+				      xf->nsegs);
+		if (!xf->segs[0].length || xf->segs[0].offset > vb->buf_bytes ||
+		    xf->segs[0].length > vb->buf_bytes - xf->segs[0].offset || xf->segs[0].length > UINT32_MAX)
+			return tc_err(-EINVAL, "transport verbs: segment [%llu, +%llu) outside the %zu-byte buffer",
+				      (unsigned long long)xf->segs[0].offset, (unsigned long long)xf->segs[0].length,
+				      vb->buf_bytes);
+		*r = (struct tc_vb_rec){ .op = xf->op, .peer = xf->peer, .tag = xf->tag, .off = xf->segs[0].offset,
+					 .len = xf->segs[0].length };
+		vb->nrecs++;
+		pe = &vb->peers[xf->peer];
+		if (pe->state == TC_VB_FAILED) {
+			r->done = 1;
+			r->status = pe->err;
+			vb->ndone++;
+			continue;
+		}
+		ret = tc_vb_connect(vb, xf->peer);
+		if (ret)
+			return ret;
+		if (xf->op == TC_XFER_RECV && r->len <= vb->eager) {
+			tc_vb_recv_eager(vb, ri, xf->peer, xf->tag);
+			ret = 0;
+		} else if (xf->op == TC_XFER_RECV) {
+			ret = tc_vb_enqueue(vb, xf->peer, TC_VB_OP_RTR, ri);
+		} else if (r->len <= vb->eager) {
+			r->matched = 1; /* its place is a receive slot: nothing to wait for */
+			ret = tc_vb_enqueue(vb, xf->peer, TC_VB_OP_EAGER, ri);
+			tp->sends_eager++;
+		} else {
+			uint32_t k;
+
+			ret = 0;
+			tp->sends_rdv++;
+			for (k = 0; k < pe->nrtr && pe->rtr[k].tag != xf->tag; k++)
+				;
+			if (k < pe->nrtr) {
+				struct tc_vb_rtr t = pe->rtr[k];
+
+				memmove(&pe->rtr[k], &pe->rtr[k + 1], (pe->nrtr - k - 1) * sizeof(*pe->rtr));
+				pe->nrtr--;
+				ret = tc_vb_match(vb, ri, &t);
+			}
+		}
+		if (ret)
+			return tc_err(-ENOMEM, "transport verbs: out of memory queueing a transfer");
+	}
+	tc_vb_progress(vb);
+	return 0;
+}
+
+/* What a transfer that did not finish was waiting for, after "node N (". */
+static void tc_vb_describe(struct tc_vb *vb, const struct tc_vb_rec *r)
+{
+	const struct tc_vb_peer *pe = &vb->peers[r->peer];
+	const char *host = tc_vb_host(vb, r->peer);
+	unsigned long long len = r->len, tag = r->tag;
+
+	if (r->closed)
+		snprintf(vb->what, sizeof(vb->what), "on %s: it destroyed its communicator before this transfer", host);
+	else if (pe->state == TC_VB_FAILED)
+		snprintf(vb->what, sizeof(vb->what), "on %s: %s", host, pe->why);
+	else if (pe->state == TC_VB_DRAINING)
+		snprintf(vb->what, sizeof(vb->what), "on %s: %s (its QP still flushing)", host, pe->why);
+	else if (pe->state != TC_VB_UP)
+		snprintf(vb->what, sizeof(vb->what), "on %s: the connection was never established: %s", host,
+			 r->peer > vb->rank ? "it did not connect to us" : "no answer to our connect");
+	else if (r->op == TC_XFER_RECV)
+		snprintf(vb->what, sizeof(vb->what), "on %s: its %llu bytes, tag %#llx, never arrived", host, len, tag);
+	else if (!r->matched)
+		snprintf(vb->what, sizeof(vb->what), "on %s: no ready-to-receive came for our %llu bytes, tag %#llx", host,
+			 len, tag);
+	else
+		snprintf(vb->what, sizeof(vb->what), "on %s: our write of %llu bytes, tag %#llx, was not acknowledged%s",
+			 host, len, tag, r->queued ? " (still queued: no credit)" : "");
+}
+
+static void tc_vb_fill_err(struct tc_vb *vb, const struct tc_vb_rec *r, int status, struct tc_wait_err *err)
+{
+	tc_vb_describe(vb, r);
+	err->status = status;
+	err->port = -1;
+	err->peer = r->peer;
+	err->tag = r->tag;
+	err->detail = vb->what;
+	tc_err(status, "transport verbs: node %d (%s)", r->peer, vb->what);
+}
+
+
+int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_err *err)
+{
+	struct tc_vb *vb = to_vb(tp);
+	struct timespec end;
+	int64_t left, idle_from;
+
+	if (n > vb->nrecs - vb->nreaped)
+		return tc_err(-EINVAL, "transport verbs: waiting for %u completions with %u posted", n,
+			      vb->nrecs - vb->nreaped);
+	tc_deadline(&end, timeout_ms);
+	idle_from = tc_ns_left(&end);
+	for (;;) {
+		/* a failed transfer fails the step at once: its partners may never complete */
+		for (uint32_t i = vb->nreaped; i < vb->nrecs; i++)
+			if (vb->recs[i].done && vb->recs[i].status) {
+				tc_vb_fill_err(vb, &vb->recs[i], vb->recs[i].status, err);
+				return vb->recs[i].status;
+			}
+		if (vb->ndone - vb->nreaped >= n)
+			break;
+		left = tc_ns_left(&end);
+		if (left <= 0) {
+			for (uint32_t i = vb->nreaped; i < vb->nrecs; i++)
+				if (!vb->recs[i].done) {
+					tc_vb_fill_err(vb, &vb->recs[i], -ETIMEDOUT, err);
+					break;
+				}
+			return -ETIMEDOUT;
+		}
+		/* busy-poll while there is progress and briefly after, then sleep */
+		if (tc_vb_progress(vb)) {
+			idle_from = left;
+			continue;
+		}
+		if (idle_from - left < TC_VB_SPIN_NS)
+			continue;
+		tc_vb_block(vb, left / 1000000 + 1 < 100 ? (int)(left / 1000000 + 1) : 100);
+	}
+	vb->nreaped += n;
+	if (vb->nreaped == vb->nrecs) {
+		/* every transfer posted has finished: records can be reused */
+		vb->nrecs = vb->ndone = vb->nreaped = 0;
+	}
+	return 0;
+}
+
+const struct tc_transport_ops tc_transport_verbs = {
+	.name = "verbs",
+	.open = tc_vb_open,
+	.close = tc_vb_close,
+	.buffer = tc_vb_buffer,
+	.post = tc_vb_post,
+	.wait = tc_vb_wait,
+};
