@@ -16,7 +16,7 @@ all: $(TM_SO)
 install: install-mpi
 else
 all:
-	@echo "note: no $(MPICC) (install libopenmpi-dev): libtorusmpi not built"
+	@echo "note: no $(MPICC) (install libopenmpi-dev): not built: libtorusmpi, tests/mpi, tests/verbs/bench_mpi and oob_mpi"
 endif
 
 $(O)/mpi/%.o: mpi/%.c mpi/torusmpi.h include/toruscoll.h

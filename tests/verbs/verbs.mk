@@ -1,17 +1,17 @@
 # The verbs suite: libtoruscoll over RDMA verbs, run in a guest over soft-RoCE
 # (utils/torus-vm --rxe) with ranks started by mpirun. Built only when the
 # library has the verbs transport (lib/lib.mk: TC_HAVE_VERBS).
-# bench_mpi and oob_mpi are MPI programs: built with mpicc when there is one.
+# bench_mpi and oob_mpi are MPI programs: built with $(MPICC) when it exists
+# (mpi/mpi.mk sets MPICC and HAVE_MPICC and says what it skips without).
 VERBS_MPI_SRCS := tests/verbs/bench_mpi.c tests/verbs/oob_mpi.c
 VERBS_SRCS := $(filter-out $(VERBS_MPI_SRCS),$(wildcard tests/verbs/*.c))
 VERBS_BINS := $(patsubst tests/verbs/%.c,$(O)/tests/verbs/%,$(VERBS_SRCS))
-MPICC ?= $(shell command -v mpicc 2>/dev/null)
 
 .PHONY: check-verbs
 ifeq ($(TC_HAVE_VERBS),1)
 all: $(VERBS_BINS)
 endif
-ifneq ($(MPICC),)
+ifneq ($(HAVE_MPICC),)
 all: $(O)/tests/verbs/bench_mpi
 ifeq ($(TC_HAVE_VERBS),1)
 all: $(O)/tests/verbs/oob_mpi
@@ -30,7 +30,7 @@ $(VERBS_BINS): $(O)/tests/verbs/%: tests/verbs/%.c $(LIB_A) $(wildcard tests/uni
 # build/results/verbs always ends up written; a guest that could not run, or
 # whose kernel log shows a problem, adds a failure.
 check-verbs:
-	-@$(MAKE) -k --no-print-directory $(VERBS_BINS) $(if $(MPICC),$(O)/tests/verbs/oob_mpi) 2>&1 | grep -v 'is up to date' || true
+	-@$(MAKE) -k --no-print-directory $(VERBS_BINS) $(if $(HAVE_MPICC),$(O)/tests/verbs/oob_mpi) 2>&1 | grep -v 'is up to date' || true
 	@mkdir -p $(O)/results; rm -f $(O)/results/verbs; \
 	 if [ "$(TC_HAVE_VERBS)" != 1 ]; then \
 		echo "check-verbs: libtoruscoll built without verbs (libibverbs-dev librdmacm-dev libpmix-dev): one failure"; \
