@@ -125,7 +125,10 @@ static void ar_sizes(int L, const int32_t *b, int split, int swap, int64_t *out)
 	int64_t s1[2][2] = { { 0 } }, launch[2][2][KD_MAX_JUMPS];
 	int h = L / 2, len = h + split, n2 = swap ? len - 1 - L / 4 : L / 4;
 
-	memset(launch, 0, sizeof(launch));
+	/* only jumps 0..h are used: zeroing all KD_MAX_JUMPS was most of the search's time */
+	for (int par = 0; par < 2; par++)
+		for (int dir = 0; dir < 2; dir++)
+			memset(launch[par][dir], 0, (size_t)(h + 1) * sizeof(launch[0][0][0]));
 	for (int par = 0; par < 2; par++) {
 		int prim = par ? -1 : 1;
 
@@ -206,7 +209,10 @@ static void ar_sizes(int L, const int32_t *b, int split, int swap, int64_t *out)
  */
 static void kd_place(int L, const int32_t *b, int H, int64_t *M, uint8_t *delay)
 {
-	int64_t load[2][KD_MAX_STEPS] = { { 0 } };
+	int64_t load[2][KD_MAX_STEPS];
+
+	memset(load[0], 0, (size_t)H * sizeof(load[0][0]));
+	memset(load[1], 0, (size_t)H * sizeof(load[0][0]));
 
 	for (int e = L / 2; e >= 1; e--) {
 		/* an even ring's antipodes: half each way (the odd one out by node parity), one delay */
@@ -274,8 +280,10 @@ static int kd_options(struct kd *g, int i, int d, int H, int *opt)
 /* Phase i's cost with option o[d] for every even ring, the odd rings placed after them. */
 static int64_t kd_comb_cost(struct kd *g, int i, const int *o, uint8_t *delay)
 {
-	int64_t M[KD_MAX_STEPS] = { 0 }, cost = 0;
+	int64_t M[KD_MAX_STEPS], cost = 0;
 	int H = g->maxL / 2;
+
+	memset(M, 0, (size_t)H * sizeof(M[0]));
 
 	for (int d = 0; d < g->k; d++) {
 		int v = o[d] / KD_MAX_STEPS, st = o[d] % KD_MAX_STEPS;
@@ -294,6 +302,80 @@ static int64_t kd_comb_cost(struct kd *g, int i, const int *o, uint8_t *delay)
 	return cost;
 }
 
+/* Phase i's choice so far (kd_phase_cost): the best combination and its cost. */
+struct kd_search {
+	struct kd *g;
+	int i, H;
+	const int *nopt;
+	const int (*opt)[9];
+	int o[TC_MAX_DIMS];
+	int64_t best, lb;
+	uint8_t tmp[TC_MAX_DIMS * KD_MAX_L];
+};
+
+static void kd_keep(struct kd_search *q, int64_t cost)
+{
+	struct kd *g = q->g;
+	int i = q->i;
+
+	q->best = cost;
+	memcpy(kd_delay(g, i, 0), q->tmp, (size_t)g->k * g->maxL);
+	g->split[i] = 0;
+	g->swap[i] = 0;
+	g->relay[i] = 0;
+	for (int d = 0; d < g->k; d++) {
+		int v = q->o[d] / KD_MAX_STEPS;
+
+		g->start[i][d] = q->o[d] % KD_MAX_STEPS;
+		if (v == KD_RELAY) {
+			g->relay[i] |= 1u << d;
+			continue;
+		}
+		g->split[i] |= (unsigned int)(v & 1) << d;
+		g->swap[i] |= (unsigned int)(v >> 1) << d;
+	}
+}
+
+/*
+ * Every combination of the options of dimensions d..0, those of k-1..d+1
+ * fixed in q->o, whose AR rings' profile so far is M. In the order of a
+ * counter whose last dimension is the most significant digit, so the first
+ * combination of least cost wins, as in a plain enumeration. Pruned: the
+ * phase's cost is the sum over steps of the largest message, and further
+ * rings (AR or relays) only raise M, so a prefix whose M already sums to the
+ * best cost so far cannot win; and the search stops at the lower bound.
+ */
+static void kd_search(struct kd_search *q, int d, const int64_t *M)
+{
+	struct kd *g = q->g;
+
+	if (d < 0) {
+		int64_t cost = kd_comb_cost(g, q->i, q->o, q->tmp);
+
+		if (q->best < 0 || cost < q->best)
+			kd_keep(q, cost);
+		return;
+	}
+	for (int j = 0; j < q->nopt[d] && q->best != q->lb; j++) {
+		int64_t M2[KD_MAX_STEPS], sum = 0;
+		int v, st;
+
+		q->o[d] = q->opt[d][j];
+		v = q->o[d] / KD_MAX_STEPS;
+		st = q->o[d] % KD_MAX_STEPS;
+		memcpy(M2, M, (size_t)q->H * sizeof(*M2));
+		if (v != KD_RELAY)
+			for (int tt = 0; tt < g->sh->dims[d] / 2 + (v & 1); tt++)
+				if (g->sz[q->i][d][v][tt] > M2[st + tt])
+					M2[st + tt] = g->sz[q->i][d][v][tt];
+		for (int t = 0; t < q->H; t++)
+			sum += M2[t];
+		if (q->best >= 0 && sum >= q->best)
+			continue;
+		kd_search(q, d - 1, M2);
+	}
+}
+
 /*
  * Lock-step cost of phase i from the bundles, with the best alignment of the
  * shorter even rings inside the phase (a ring of L nodes takes L/2 of the
@@ -301,55 +383,32 @@ static int64_t kd_comb_cost(struct kd *g, int i, const int *o, uint8_t *delay)
  * steps meet the busiest ring's big steps), Stage 3 first or not, the
  * antipodes split or not; the odd rings then placed by kd_place. The choice
  * is kept in g->start[i], split[i], swap[i] and the phase's delays.
+ *
+ * The options multiply (up to 9 per ring: 3^5 = 243 combinations a phase on
+ * 4x4x4x4x4), and the search prices a phase after every move it tries
+ * (kd_greedy, kd_anneal): kd_search prunes the combinations that cannot win
+ * and finds the same choice as trying them all.
  */
 static int64_t kd_phase_cost(struct kd *g, int i)
 {
-	int H = g->maxL / 2, nopt[TC_MAX_DIMS], opt[TC_MAX_DIMS][9], ncomb = 1;
-	uint8_t *delay = kd_delay(g, i, 0), tmp[TC_MAX_DIMS * KD_MAX_L];
-	int64_t best = -1, lb = 0;
+	int nopt[TC_MAX_DIMS], opt[TC_MAX_DIMS][9];
+	struct kd_search q = { .g = g, .i = i, .H = g->maxL / 2, .nopt = nopt, .opt = (const int (*)[9])opt, .best = -1 };
+	int64_t M[KD_MAX_STEPS] = { 0 };
 
 	for (int d = 0; d < g->k; d++) {
 		const int32_t *b = kd_bundle(g, i, d);
 		int64_t hops = 0;
 
-		nopt[d] = kd_options(g, i, d, H, opt[d]);
+		nopt[d] = kd_options(g, i, d, q.H, opt[d]);
 		g->dirty[i][d] = 0;
-		ncomb *= nopt[d];
 		/* every step costs at least the mean of a node's two links of d: a phase, half its hops */
 		for (int e = 1; e < g->sh->dims[d]; e++)
 			hops += (int64_t)b[e] * (2 * e > g->sh->dims[d] ? g->sh->dims[d] - e : e);
-		if ((hops + 1) / 2 > lb)
-			lb = (hops + 1) / 2;
+		if ((hops + 1) / 2 > q.lb)
+			q.lb = (hops + 1) / 2;
 	}
-	for (int comb = 0; comb < ncomb && best != lb; comb++) {
-		int x = comb, o[TC_MAX_DIMS];
-		int64_t cost;
-
-		for (int d = 0; d < g->k; d++) {
-			o[d] = opt[d][x % nopt[d]];
-			x /= nopt[d];
-		}
-		cost = kd_comb_cost(g, i, o, tmp);
-		if (best >= 0 && cost >= best)
-			continue;
-		best = cost;
-		memcpy(delay, tmp, (size_t)g->k * g->maxL);
-		g->split[i] = 0;
-		g->swap[i] = 0;
-		g->relay[i] = 0;
-		for (int d = 0; d < g->k; d++) {
-			int v = o[d] / KD_MAX_STEPS;
-
-			g->start[i][d] = o[d] % KD_MAX_STEPS;
-			if (v == KD_RELAY) {
-				g->relay[i] |= 1u << d;
-				continue;
-			}
-			g->split[i] |= (unsigned int)(v & 1) << d;
-			g->swap[i] |= (unsigned int)(v >> 1) << d;
-		}
-	}
-	return best;
+	kd_search(&q, g->k - 1, M);
+	return q.best;
 }
 
 static void kd_apply1(struct kd *g, int o, int ord, int sign)
