@@ -21,6 +21,7 @@
 
 #include "toruscoll.h"
 #include "tap.h"
+#include "tbyte.h"
 
 #define NDT 5
 #define MAXP 64
@@ -412,10 +413,29 @@ static void check_reductions(tc_comm_t *comm, struct run *R)
 	free(want);
 }
 
-static unsigned char bpat(int a, int b, size_t k)
+/*
+ * The byte k that origin sends to destination in call (tbyte.h: a hash of
+ * the four, so a block from another call, origin or destination, or at
+ * another offset, does not match). Each call below has a number of its own.
+ */
+static unsigned char bpat(int call, int origin, int dest, size_t k)
 {
-	return (unsigned char)(a * 37 + b * 101 + k * 7 + 1);
+	return tbyte((uint32_t)call, (uint32_t)origin, (uint32_t)dest, k);
 }
+
+/* The call numbers: one a collective call, so no two calls share bytes. */
+enum {
+	CALL_BCAST = 100,	/* + 2 * datatype + root index */
+	CALL_AGV = 200,		/* + layout */
+	CALL_A2AV = 300,	/* + layout */
+	CALL_NB_A2A = 400,
+	CALL_NB_A2A2,
+	CALL_NB_AG,
+	CALL_NB_BCAST,
+	CALL_NB_AGV,
+	CALL_NB_A2AV,
+	CALL_SUB = 500,		/* test_sub.c's own calls */
+};
 
 static void check_bcast_barrier(tc_comm_t *comm, struct run *R)
 {
@@ -434,10 +454,10 @@ static void check_bcast_barrier(tc_comm_t *comm, struct run *R)
 			long bad = 0;
 
 			for (size_t k = 0; k < bytes; k++)
-				buf[k] = me == root ? bpat(root, t, k) : 0x5a;
+				buf[k] = me == root ? bpat(CALL_BCAST + 2 * t + ri, root, 0, k) : 0x5a;
 			ret = tc_bcast(comm, buf, n, dt, root);
 			for (size_t k = 0; !ret && k < bytes; k++)
-				bad += buf[k] != bpat(root, t, k);
+				bad += buf[k] != bpat(CALL_BCAST + 2 * t + ri, root, 0, k);
 			rec(R, me, C_BCAST, !ret && !bad, "%s root %d: %s %s, %ld bad bytes", dt_names[dt], root,
 			    tc_strerror(ret), ret ? tc_last_error() : "", bad);
 		}
@@ -484,7 +504,7 @@ static void check_allgatherv(tc_comm_t *comm, struct run *R)
 		rcv = malloc(total + 1);
 		memset(rcv, 0xcc, total);
 		for (size_t k = 0; k < counts[me]; k++)
-			snd[k] = bpat(me, salt, k);
+			snd[k] = bpat(CALL_AGV + salt, me, 0, k);
 		ret = tc_allgatherv(comm, snd, counts[me], rcv, counts, displs);
 		if (!ret) {
 			unsigned char *want = malloc(total + 1);
@@ -492,7 +512,7 @@ static void check_allgatherv(tc_comm_t *comm, struct run *R)
 			memset(want, 0xcc, total);
 			for (int r = 0; r < P; r++)
 				for (size_t k = 0; k < counts[r]; k++)
-					want[displs[r] + k] = bpat(r, salt, k);
+					want[displs[r] + k] = bpat(CALL_AGV + salt, r, 0, k);
 			for (size_t k = 0; k < total; k++)
 				bad += rcv[k] != want[k];
 			free(want);
@@ -530,7 +550,7 @@ static void a2a_layout(int P, int me, int salt, size_t *sc, size_t *sd, size_t *
 
 static unsigned char a2a_byte(int s, int d, size_t k, int salt)
 {
-	return (unsigned char)(s * 13 + d * 59 + k * 3 + salt * 71 + 5);
+	return bpat(CALL_A2AV + salt, s, d, k);
 }
 
 static void check_alltoallv(tc_comm_t *comm, struct run *R)
@@ -649,24 +669,24 @@ static void check_nonblocking(tc_comm_t *comm, struct run *R)
 	fill(rs_in, TC_INT64, TC_BXOR, me, 2 * P, s_rs);
 	fill(rd_in, TC_FLOAT, TC_MIN, me, N, s_rd);
 	for (size_t k = 0; k < P * m; k++) {
-		a2a_s[k] = bpat(me, (int)(k / m), k % m);
-		a2a2_s[k] = bpat(me + 3, (int)(k / m), k % m);
+		a2a_s[k] = bpat(CALL_NB_A2A, me, (int)(k / m), k % m);
+		a2a2_s[k] = bpat(CALL_NB_A2A2, me, (int)(k / m), k % m);
 	}
 	for (size_t k = 0; k < m; k++)
-		ag_s[k] = bpat(me, 99, k);
+		ag_s[k] = bpat(CALL_NB_AG, me, 0, k);
 	for (size_t k = 0; k < sizeof(bc); k++)
-		bc[k] = me == root ? bpat(root, 7, k) : 0;
+		bc[k] = me == root ? bpat(CALL_NB_BCAST, root, 0, k) : 0;
 	agv_layout(P, 1, agc, agd, &agtot);
 	agv_r = malloc(agtot + 1);
 	memset(agv_r, 0xcc, agtot);
 	for (size_t k = 0; k < agc[me]; k++)
-		agv_s[k] = bpat(me, 1, k);
+		agv_s[k] = bpat(CALL_NB_AGV, me, 0, k);
 	a2a_layout(P, me, 1, sc, sd, vrc, vrd, &stot, &rtot);
 	v_s = malloc(stot + 1);
 	v_r = malloc(rtot + 1);
 	for (int d = 0; d < P; d++)
 		for (size_t k = 0; k < sc[d]; k++)
-			v_s[sd[d] + k] = a2a_byte(me, d, k, 1);
+			v_s[sd[d] + k] = bpat(CALL_NB_A2AV, me, d, k);
 	memset(v_r, 0xcc, rtot);
 
 	/* Nine outstanding at once. */
@@ -686,7 +706,7 @@ static void check_nonblocking(tc_comm_t *comm, struct run *R)
 	ret = tc_alltoall(comm, a2a2_s, a2a2_r, m);
 	bad = 0;
 	for (size_t k = 0; !ret && k < P * m; k++)
-		bad += a2a2_r[k] != bpat((int)(k / m) + 3, me, k % m);
+		bad += a2a2_r[k] != bpat(CALL_NB_A2A2, (int)(k / m), me, k % m);
 	rec(R, me, C_NB, !ret && !bad, "blocking tc_alltoall behind 9 requests: %s %s, %ld bad bytes",
 	    tc_strerror(ret), ret ? tc_last_error() : "", bad);
 	/* Overlap: compute, polling the allreduce with tc_test between slices. */
@@ -714,15 +734,15 @@ static void check_nonblocking(tc_comm_t *comm, struct run *R)
 	/* Check every result. */
 	bad = 0;
 	for (size_t k = 0; k < P * m; k++)
-		bad += a2a_r[k] != bpat((int)(k / m), me, k % m);
+		bad += a2a_r[k] != bpat(CALL_NB_A2A, (int)(k / m), me, k % m);
 	rec(R, me, C_NB, !bad, "ialltoall: %ld bad bytes", bad);
 	bad = 0;
 	for (size_t k = 0; k < P * m; k++)
-		bad += ag_r[k] != bpat((int)(k / m), 99, k % m);
+		bad += ag_r[k] != bpat(CALL_NB_AG, (int)(k / m), 0, k % m);
 	rec(R, me, C_NB, !bad, "iallgather: %ld bad bytes", bad);
 	bad = 0;
 	for (size_t k = 0; k < sizeof(bc); k++)
-		bad += bc[k] != bpat(root, 7, k);
+		bad += bc[k] != bpat(CALL_NB_BCAST, root, 0, k);
 	rec(R, me, C_NB, !bad, "ibcast: %ld bad bytes", bad);
 	{
 		union val want[MAXP + 8];
@@ -744,16 +764,28 @@ static void check_nonblocking(tc_comm_t *comm, struct run *R)
 			rec(R, me, C_NB, cmp_ref(rd_out, TC_FLOAT, N, want) < 0, "ireduce float min at root differs");
 		}
 	}
-	bad = 0;
-	for (int r = 0; r < P; r++)
-		for (size_t k = 0; k < agc[r]; k++)
-			bad += agv_r[agd[r] + k] != bpat(r, 1, k);
-	rec(R, me, C_NB, !bad, "iallgatherv: %ld bad bytes", bad);
-	bad = 0;
-	for (int s = 0; s < P; s++)
-		for (size_t k = 0; k < vrc[s]; k++)
-			bad += v_r[vrd[s] + k] != a2a_byte(s, me, k, 1);
-	rec(R, me, C_NB, !bad, "ialltoallv: %ld bad bytes", bad);
+	/* every byte of the receive buffers: the blocks, and the gaps between them left as they were */
+	{
+		unsigned char *want = malloc((agtot > rtot ? agtot : rtot) + 1);
+
+		memset(want, 0xcc, agtot);
+		for (int r = 0; r < P; r++)
+			for (size_t k = 0; k < agc[r]; k++)
+				want[agd[r] + k] = bpat(CALL_NB_AGV, r, 0, k);
+		bad = 0;
+		for (size_t k = 0; k < agtot; k++)
+			bad += agv_r[k] != want[k];
+		rec(R, me, C_NB, !bad, "iallgatherv: %ld bad bytes (blocks and gaps)", bad);
+		memset(want, 0xcc, rtot);
+		for (int s = 0; s < P; s++)
+			for (size_t k = 0; k < vrc[s]; k++)
+				want[vrd[s] + k] = bpat(CALL_NB_A2AV, s, me, k);
+		bad = 0;
+		for (size_t k = 0; k < rtot; k++)
+			bad += v_r[k] != want[k];
+		rec(R, me, C_NB, !bad, "ialltoallv: %ld bad bytes (blocks and gaps)", bad);
+		free(want);
+	}
 	/* Blocking calls keep working through the queue afterwards. */
 	{
 		int32_t one = me, sum = -1;

@@ -7,8 +7,8 @@
  * "# diag" line, not a point. Then the automatic choice and the cache.
  * Arguments: an algorithm name, or "auto", runs only that part.
  *
- * Bytes encode origin, destination and byte index, so a block delivered to
- * the wrong place or in the wrong order is caught.
+ * Bytes are a hash of origin, destination and byte index (tbyte.h), so a
+ * block delivered to the wrong place or in the wrong order is caught.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +21,7 @@
 #include "core/sim_run.h"
 #include "select/select.h"
 #include "tap.h"
+#include "tbyte.h"
 
 struct shape_case {
 	const char *dims;
@@ -61,7 +62,7 @@ static int make_shape(const struct shape_case *c, struct tc_shape *s)
 
 static uint8_t pat(int o, int d, size_t i)
 {
-	return (uint8_t)(o * 167 + d * 37 + i * 11 + 3);
+	return tbyte(0, (uint32_t)o, (uint32_t)d, i);
 }
 
 /* Run s on the simulator; returns the number of wrong bytes or -errno. */

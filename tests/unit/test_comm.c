@@ -22,6 +22,7 @@
 #include "select/select.h"
 #include "api/api.h"
 #include "tap.h"
+#include "tbyte.h"
 
 static double now_ms(void)
 {
@@ -227,7 +228,7 @@ struct run {
 
 static unsigned char pattern(int o, int d, size_t k, size_t m)
 {
-	return (unsigned char)(o * 131 + d * 31 + k * 7 + m * 3 + 1);
+	return tbyte((uint32_t)m, (uint32_t)o, (uint32_t)d, k);
 }
 
 static int check_queries(tc_comm_t *comm)

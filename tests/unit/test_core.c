@@ -14,6 +14,7 @@
 #include "core/sim_run.h"
 #include "select/select.h"
 #include "tap.h"
+#include "tbyte.h"
 
 static struct tc_shape shape(const char *dims, int mesh, int one_port)
 {
@@ -313,7 +314,7 @@ static void expect_violation(struct tc_sched *sc, const char *needle, const char
 /* Fill send buffers with bytes that encode (origin, destination, index). */
 static uint8_t pattern(int o, int d, size_t i)
 {
-	return (uint8_t)(o * 131 + d * 29 + i * 7 + 1);
+	return tbyte(0, (uint32_t)o, (uint32_t)d, i);
 }
 
 /* Run alltoall on the simulator, 0 and every byte right, or the sim's error. */

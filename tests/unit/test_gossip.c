@@ -20,10 +20,11 @@
 #include "select/select.h"
 #include "algorithms/engine/gossip.h"
 #include "tap.h"
+#include "tbyte.h"
 
 static unsigned char pattern(int origin, size_t k)
 {
-	return (unsigned char)(origin * 131 + k * 7 + 13);
+	return tbyte(0, (uint32_t)origin, 0, k);
 }
 
 /* Run s on the simulator; 1 when every node holds every origin's exact bytes. */

@@ -21,10 +21,11 @@
 #include "select/select.h"
 #include "algorithms/engine/gossip.h"
 #include "tap.h"
+#include "tbyte.h"
 
 static unsigned char byte_of(int origin, size_t k)
 {
-	return (unsigned char)(origin * 37 + k * 11 + 5);
+	return tbyte(0, (uint32_t)origin, 0, k);
 }
 
 /* 1 when the simulator leaves every origin's m exact bytes at every node; else a reason in msg. */

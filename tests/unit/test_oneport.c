@@ -19,6 +19,7 @@
 #include "core/sim_run.h"
 #include "select/select.h"
 #include "tap.h"
+#include "tbyte.h"
 
 struct expect {
 	int64_t steps, blocks; /* what the paper's formula gives */
@@ -133,7 +134,7 @@ static struct expect f_mtk(const struct tc_shape *sh)
 
 static uint8_t pattern(int o, int d, size_t i)
 {
-	return (uint8_t)(o * 131 + d * 31 + i * 7 + 1);
+	return tbyte(0, (uint32_t)o, (uint32_t)d, i);
 }
 
 /* Run on the simulator; count wrong bytes over every (origin, destination). */

@@ -169,18 +169,18 @@ static void check_a2a(tc_comm_t *c, struct nres *n, char *algos)
 		int ret;
 
 		for (size_t k = 0; k < P * m; k++)
-			s[k] = bpat(me, (int)(k / m), k % m);
+			s[k] = bpat(CALL_SUB + t, me, (int)(k / m), k % m);
 		memset(r, 0, P * m);
 		ret = tc_alltoall(c, s, r, m);
 		for (size_t k = 0; k < P * m; k++)
-			bad += r[k] != bpat((int)(k / m), me, k % m);
+			bad += r[k] != bpat(CALL_SUB + t, (int)(k / m), me, k % m);
 		tc_coll_last(c, TC_ALLTOALL, &info);
 		nrec(n, !ret && !bad, "alltoall m=%zu (%s): %s, %ld bad bytes", m, info.algo, tc_strerror(ret), bad);
 		memset(g, 0, P * m);
 		ret = tc_allgather(c, s + (size_t)me * m, g, m);
 		bad = 0;
 		for (size_t k = 0; k < P * m; k++)
-			bad += g[k] != bpat((int)(k / m), (int)(k / m), k % m);
+			bad += g[k] != bpat(CALL_SUB + t, (int)(k / m), (int)(k / m), k % m);
 		if (algos)
 			snprintf(algos + strlen(algos), 160 - strlen(algos), "%salltoall %s", t ? ", " : "", info.algo);
 		tc_coll_last(c, TC_ALLGATHER, &info);
@@ -327,9 +327,9 @@ static void mix_live(tc_comm_t *p, tc_comm_t *row, tc_comm_t *col, struct nres *
 	int ret;
 
 	for (int k = 0; k < 16 * 8; k++)
-		ps[k] = bpat(me, k / 8, k % 8);
+		ps[k] = bpat(CALL_SUB + 10, me, k / 8, k % 8);
 	for (int k = 0; k < 4 * 8; k++)
-		ra_s[k] = bpat(me, 50 + k / 8, k % 8);
+		ra_s[k] = bpat(CALL_SUB + 11, me, k / 8, k % 8);
 	ret = tc_ialltoall(p, ps, pr, 8, &rq[0]);
 	ret = ret ?: tc_iallreduce(row, &rin, &rout, 1, TC_INT64, TC_SUM, &rq[1]);
 	ret = ret ?: tc_iallgather(col, ps, cg, 8, &rq[2]);
@@ -338,10 +338,10 @@ static void mix_live(tc_comm_t *p, tc_comm_t *row, tc_comm_t *col, struct nres *
 	for (int i = 3; i >= 0; i--)
 		ret = ret ?: tc_wait(&rq[i]);
 	for (int k = 0; k < 16 * 8; k++)
-		bad += pr[k] != bpat(k / 8, me, k % 8);
+		bad += pr[k] != bpat(CALL_SUB + 10, k / 8, me, k % 8);
 	for (int k = 0; k < 4 * 8; k++) {
-		bad += cg[k] != bpat(4 * (k / 8) + y, 0, k % 8);
-		bad += ra_r[k] != bpat(4 * x + k / 8, 50 + y, k % 8);
+		bad += cg[k] != bpat(CALL_SUB + 10, 4 * (k / 8) + y, 0, k % 8);
+		bad += ra_r[k] != bpat(CALL_SUB + 11, 4 * x + k / 8, y, k % 8);
 	}
 	bad += rout != 4 * (4 * x) + 6;
 	bad += bc != 4242;
