@@ -22,6 +22,7 @@ TC_EXPORT int tc_sim_create(const struct tc_sim_attr *attr, tc_sim_t **out)
 {
 	pthread_condattr_t ca;
 	struct tc_sim *sim;
+	const char *env;
 	int dims[TC_MAX_DIMS];
 	int ret, n;
 
@@ -45,9 +46,14 @@ TC_EXPORT int tc_sim_create(const struct tc_sim_attr *attr, tc_sim_t **out)
 		dims[d] = attr->dims[d];
 	}
 
+	env = getenv("TC_SIM_MATCH");
+	if (env && *env && strcmp(env, "device") && strcmp(env, "source"))
+		return tc_err(-EINVAL, "TC_SIM_MATCH=%s: not \"device\" (port and tag) or \"source\" (source, port and tag)",
+			      env);
 	sim = calloc(1, sizeof(*sim));
 	if (!sim)
 		return tc_err(-ENOMEM, "tc_sim_create: out of memory");
+	sim->match_port_tag = env && !strcmp(env, "device");
 	ret = tc_shape_init(&sim->shape, attr->ndims, dims, attr->wrap_mask, attr->port_model == TC_ONE_PORT);
 	if (ret) {
 		free(sim);

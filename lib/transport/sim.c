@@ -4,9 +4,11 @@
  *
  * Every node has a buffer (plain memory) and a mailbox. A send is matched to
  * the receive its destination posts with the same (source node, arrival
- * port, tag); whichever of the two is posted second copies the bytes from
- * the sender's buffer into the receiver's (rendezvous: nothing is staged),
- * and both complete then, so a send completes when it is delivered. The
+ * port, tag), or with TC_SIM_MATCH=device the same (arrival port, tag)
+ * alone, as the device matches; whichever of the two is posted second
+ * copies the bytes from the sender's buffer into the receiver's
+ * (rendezvous: nothing is staged), and both complete then, so a send
+ * completes when it is delivered. The
  * arrival port is computed from the route, as a router would, so a wrong
  * port in a receive never matches and shows up as a timeout.
  *
@@ -264,7 +266,7 @@ static void __tc_sim_match_recv(struct tc_sim *sim, int me, uint32_t ri)
 		const struct tc_sim_ref *ref = &nd->pend[k];
 		const struct tc_sim_rec *q = &sim->nodes[ref->node].recs[ref->rec];
 
-		if (ref->node == r->peer && q->port == r->port && q->tag == r->tag)
+		if ((sim->match_port_tag || ref->node == r->peer) && q->port == r->port && q->tag == r->tag)
 			break;
 	}
 	if (k < nd->npend) {
@@ -292,7 +294,8 @@ static int tc_sim_match_send(struct tc_sim *sim, int me, uint32_t ri)
 	for (uint32_t k = 0; k < dst->nrecs; k++) {
 		struct tc_sim_rec *q = &dst->recs[k];
 
-		if (q->op == TC_XFER_RECV && !q->claimed && q->peer == me && q->port == r->port && q->tag == r->tag) {
+		if (q->op == TC_XFER_RECV && !q->claimed && (sim->match_port_tag || q->peer == me) &&
+		    q->port == r->port && q->tag == r->tag) {
 			q->claimed = 1;
 			hit = k;
 			atomic_fetch_add(&dst->busy, 1);

@@ -52,6 +52,12 @@ struct tc_sim {
 	struct tc_shape shape;
 	pthread_mutex_t lock; /* protects running */
 	int running;	      /* inside tc_sim_launch */
+	/*
+	 * Set once by tc_sim_create (TC_SIM_MATCH=device): a receive matches a
+	 * send by (arrival port, tag) alone, as torus.ko matches, not also by
+	 * source; the tests run so to catch tags that only the source kept apart.
+	 */
+	int match_port_tag;
 	struct tc_sim_node *nodes;
 };
 
