@@ -4,7 +4,11 @@
  * algorithm supports the shape, the schedule must verify and run on the
  * simulator with every received byte equal to the reference. One TAP point
  * per (algorithm, shape); a shape an algorithm refuses (-EOPNOTSUPP) gives a
- * "# diag" line, not a point. Then the automatic choice and the cache.
+ * "# diag" line, not a point, unless the shape is one the algorithm must
+ * support (must[] below: its domain as the documentation states it, on
+ * this matrix), which fails. Then one point per algorithm: it ran, every
+ * byte checked, on every shape it must support (so an algorithm cannot
+ * silently stop running). Then the automatic choice and the cache.
  * Arguments: an algorithm name, or "auto", runs only that part.
  *
  * Bytes are a hash of origin, destination and byte index (tbyte.h), so a
@@ -42,6 +46,78 @@ static const struct shape_case shapes[] = {
 	{ "8x8", NULL, 1 }, { "4x4", "mesh", 1 }, { "4x4x4", NULL, 1 }, { "3x3x3", NULL, 1 },
 	{ "4x4x4x4", NULL, 1 },
 };
+
+/*
+ * The shapes of the matrix each algorithm must build on (tc_shape_str
+ * names separated by ';', "*" every shape of the matrix): the domains the
+ * documentation gives on this matrix (README's algorithm table and notes:
+ * ar on even rings, at2 on 2-D tori with sides multiples of 4, allport-kd
+ * on 3-D and 4-D tori, calvin on odd n x n tori, the baselines
+ * everywhere, ...). A refusal of one of these fails; a shape an algorithm
+ * newly supports is only a new point.
+ */
+static const struct {
+	enum tc_coll_id coll;
+	const char *name, *shapes;
+} must[] = {
+	{ TC_ALLTOALL, "ar", "4;6;8;12;16;32" },
+	{ TC_ALLTOALL, "at2", "4x4;4x8;8x4;8x8;8x12;12x12;16x16" },
+	{ TC_ALLTOALL, "pad",
+		"4;5;6;7;8;9;12;16;32;3x3;4x4;4x8;8x4;5x5;5x7;6x6;6x10;8x8;8x12;12x12;"
+		"16x16;8 mesh;3x3 mesh;4x4 mesh;5x7 mesh;8x8 mesh;4x6 wrap=1,0;3x3x3;"
+		"4x4x4;4x4x8;4x4x4 mesh;3x3x3x3;4x4x4x4" },
+	{ TC_ALLTOALL, "opt2d",
+		"4;5;6;7;8;9;12;16;32;3x3;4x4;4x8;8x4;5x5;5x7;6x6;6x10;8x8;8x12;12x12;"
+		"16x16;8 mesh;3x3 mesh;4x4 mesh;5x7 mesh;8x8 mesh;4x6 wrap=1,0" },
+	{ TC_ALLTOALL, "allport-kd", "3x3x3;4x4x4;4x4x8;3x3x3x3;4x4x4x4" },
+	{ TC_ALLTOALL, "ar1", "4;6;8;12;16;32;8 one-port;16 one-port" },
+	{ TC_ALLTOALL, "at2-1p",
+		"4x4;4x8;8x4;8x8;8x12;12x12;16x16;4x4 one-port;4x8 one-port;"
+		"8x8 one-port" },
+	{ TC_ALLTOALL, "pt4", "4x4x4x4;4x4x4x4 one-port" },
+	{ TC_ALLTOALL, "mt3", "3x3x3;3x3x3 one-port" },
+	{ TC_ALLTOALL, "mtk",
+		"4;6;8;12;16;32;4x4;4x8;8x4;8x8;8x12;12x12;16x16;3x3x3;4x4x4x4;"
+		"8 one-port;16 one-port;4x4 one-port;4x8 one-port;8x8 one-port;"
+		"3x3x3 one-port;4x4x4x4 one-port" },
+	{ TC_ALLTOALL, "atape", "*" },
+	{ TC_ALLTOALL, "pairwise", "*" },
+	{ TC_ALLTOALL, "bruck", "*" },
+	{ TC_ALLTOALL, "direct", "*" },
+	{ TC_ALLGATHER, "bcast-pattern",
+		"3x3;4x4;4x8;8x4;5x5;5x7;6x6;6x10;8x8;8x12;12x12;16x16;3x3 mesh;"
+		"4x4 mesh;5x7 mesh;8x8 mesh;4x6 wrap=1,0" },
+	{ TC_ALLGATHER, "gossip-ham2", "3x3;4x4;4x8;8x4;5x5;5x7;6x6;6x10;8x8;8x12;12x12;16x16" },
+	{ TC_ALLGATHER, "gossip-ham1",
+		"3x3;4x4;4x8;8x4;5x5;5x7;6x6;6x10;8x8;8x12;12x12;16x16;3x3x3;4x4x4x4" },
+	{ TC_ALLGATHER, "ring", "*" },
+	{ TC_ALLGATHER, "saad-schultz", "*" },
+	{ TC_ALLGATHER, "calvin", "3x3;5x5" },
+	{ TC_ALLGATHER, "bruck", "*" },
+};
+
+/* Is name (tc_shape_str) one of the ';'-separated list? */
+static int in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strcmp(list, "*"))
+		return 1;
+	for (const char *p = list; *p; p++) {
+		if ((p == list || p[-1] == ';') && !strncmp(p, name, n) && (p[n] == ';' || !p[n]))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1: algorithm a must build on shape name; 0: need not; -1: a is not in must[]. */
+static int must_support(const struct tc_algo *a, const char *name)
+{
+	for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++)
+		if (must[i].coll == a->coll && !strcmp(must[i].name, a->name))
+			return in_list(must[i].shapes, name);
+	return -1;
+}
 
 static int make_shape(const struct shape_case *c, struct tc_shape *s)
 {
@@ -101,7 +177,11 @@ static long sim_check(const struct tc_sched *s, size_t m)
 	return err ? err : bad;
 }
 
-static void run_one(const struct tc_algo *a, const struct shape_case *c)
+/* Per algorithm (index in tc_algos[]): shapes run with every byte right, and refused. */
+static int ran_ok[64], refused[64];
+
+/* Returns 1 when the algorithm ran on the shape with every byte right. */
+static int run_one(const struct tc_algo *a, const struct shape_case *c)
 {
 	struct tc_verify_report r;
 	struct tc_shape sh;
@@ -110,49 +190,54 @@ static void run_one(const struct tc_algo *a, const struct shape_case *c)
 	struct tc_cost cost;
 	char name[64];
 	long bad;
-	int err;
+	int err, ret;
 	/* block sizes: odd, and larger than the packet count, so packet splits are uneven */
 	size_t m = 13;
 
 	if (make_shape(c, &sh)) {
 		tap_ok(0, "%s: bad shape %s", a->name, c->dims);
-		return;
+		return 0;
 	}
 	tc_shape_str(&sh, name, sizeof(name));
 	err = a->build(&sh, &s, &why);
 	if (err == -EOPNOTSUPP) {
-		tap_diag("%s %s: not supported: %s", a->name, name, why ? why : "(no reason)");
-		return;
+		if (must_support(a, name) == 1)
+			tap_ok(0, "%s %s: refused a shape it must support (must[]): %s", a->name, name,
+			       why ? why : "(no reason)");
+		else
+			tap_diag("%s %s: not supported: %s", a->name, name, why ? why : "(no reason)");
+		return -1;
 	}
 	if (err) {
 		tap_ok(0, "%s %s: build failed %d: %s", a->name, name, err, why ? why : tc_last_error());
-		return;
+		return 0;
 	}
 	if (!s || !s->step_first || s->coll != a->coll || s->shape.nodes != sh.nodes ||
 	    s->shape.wrap_mask != sh.wrap_mask || s->shape.one_port != sh.one_port ||
 	    memcmp(s->shape.dims, sh.dims, sizeof(sh.dims))) {
 		tap_ok(0, "%s %s: build returned no finished schedule of its collective and shape", a->name, name);
 		tc_sched_free(s);
-		return;
+		return 0;
 	}
 	err = tc_verify(s, &r);
 	if (err) {
 		tap_ok(0, "%s %s: verify: %s", a->name, name, err == -EPROTO ? r.first_violation : tc_last_error());
 		tc_verify_report_free(&r);
 		tc_sched_free(s);
-		return;
+		return 0;
 	}
 	tc_verify_report_free(&r);
 	bad = sim_check(s, m);
 	if (bad < 0) {
 		tap_ok(0, "%s %s: sim: %s", a->name, name, tc_last_error());
 		tc_sched_free(s);
-		return;
+		return 0;
 	}
 	err = tc_cost_eval(s, NULL, &cost);
-	tap_ok(bad == 0 && !err, "%s %s: verified, every byte right (%ld wrong); %u steps, transmission %g, bound %g, ratio %.3f",
+	ret = tap_ok(bad == 0 && !err, "%s %s: verified, every byte right (%ld wrong); %u steps, transmission %g, bound %g, ratio %.3f",
 	       a->name, name, bad, s->nsteps, cost.transmission_blocks, cost.lower_bound_blocks, cost.ratio);
 	tc_sched_free(s);
+	return ret;
 }
 
 static void test_auto_and_cache(void)
@@ -229,8 +314,23 @@ int main(int argc, char **argv)
 	for (int i = 0; tc_algos[i]; i++) {
 		if (argc > 1 && strcmp(argv[1], tc_algos[i]->name))
 			continue;
-		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
-			run_one(tc_algos[i], &shapes[k]);
+		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+			int r = run_one(tc_algos[i], &shapes[k]);
+
+			ran_ok[i] += r == 1;
+			refused[i] += r < 0;
+		}
+	}
+	/* every algorithm ran somewhere, every byte checked, and is in must[] */
+	for (int i = 0; tc_algos[i]; i++) {
+		const struct tc_algo *a = tc_algos[i];
+		int listed = must_support(a, "") >= 0;
+
+		if (argc > 1 && strcmp(argv[1], a->name))
+			continue;
+		tap_ok(ran_ok[i] > 0 && listed, "%s %s: ran on %d shapes of the matrix with every byte right (%d refused)%s",
+		       a->coll == TC_ALLTOALL ? "alltoall" : "allgather", a->name, ran_ok[i], refused[i],
+		       listed ? "" : "; not in must[]: say which shapes it must support");
 	}
 	if (argc == 1 || !strcmp(argv[1], "auto")) {
 		test_auto_and_cache();

@@ -10,7 +10,7 @@ $(O)/tests/unit/%: tests/unit/%.c $(LIB_A) $(wildcard tests/unit/*.h)
 # alone (TC_SIM_MATCH=device; lib/transport/sim.c), so a tag that only its
 # source told apart fails here as it would on torus.ko.
 check-unit: $(UNIT_BINS) $(LIB_SO)
-	@TC_SIM_MATCH=device tests/run-suite $(O)/results/unit $(UNIT_BINS) tests/unit/check-layers tests/unit/check-exports
+	@TC_SIM_MATCH=device tests/run-suite $(O)/results/unit $(UNIT_BINS) tests/unit/check-layers tests/unit/check-exports tests/unit/check-algos
 # The full opt2d sweep: every r x c torus, 2 <= r, c <= 32, at the bound and
 # verified (check-unit runs 2..16 and a spread of larger shapes).
 .PHONY: check-opt2d-sweep
