@@ -38,6 +38,7 @@
 
 #include "toruscoll.h"
 #include "../unit/tap.h"
+#include "../unit/tbyte.h"
 #include "coll_fork.h"
 
 #define NODE_TIMEOUT_MS 60000 /* TCG guests are slow */
@@ -71,7 +72,7 @@ struct node {
 
 static unsigned char pat(int src, int dst, size_t k, int salt)
 {
-	return (unsigned char)(src * 131 + dst * 17 + k * 7 + salt * 29 + (k >> 9));
+	return tbyte((uint32_t)salt, (uint32_t)src, (uint32_t)dst, k);
 }
 
 static void canary_fill(struct node *n)
