@@ -6,6 +6,9 @@ STRESS_BINS := $(O)/tests/vm/fuzz $(O)/tests/vm/stress $(O)/tests/vm/faults
 STRESS_CFLAGS := $(TC_CFLAGS) -Itests/vm
 
 all: $(STRESS_BINS)
+# run-guest must find them (tests/vm/vm.mk): one that did not build is a failure.
+VM_TESTS += $(STRESS_BINS)
+$(VM_EXPECT): tests/stress/stress.mk
 
 $(O)/tests/vm/fuzz: tests/stress/fuzz.c include/uapi/torus.h
 	@mkdir -p $(@D); rm -f $@
@@ -16,7 +19,7 @@ $(O)/tests/vm/stress: tests/stress/stress.c tests/vm/torus_util.h include/uapi/t
 	$(CC) $(STRESS_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LDLIBS_TC)
 
 # faults drives the library over the device: it links libtoruscoll.
-$(O)/tests/vm/faults: tests/stress/faults.c tests/vm/torus_util.h include/uapi/torus.h $(LIB_A)
+$(O)/tests/vm/faults: tests/stress/faults.c tests/vm/torus_util.h tests/unit/tbyte.h include/uapi/torus.h $(LIB_A)
 	@mkdir -p $(@D); rm -f $@
 	$(CC) $(STRESS_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
 

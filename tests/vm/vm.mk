@@ -34,23 +34,27 @@ VM_LIBFREE := $(filter $(O)/tests/vm/test_% $(O)/tests/vm/bench_% $(O)/tests/vm/
 VM_LIBFREE := $(filter-out $(O)/tests/vm/bench_allgather,$(VM_LIBFREE))
 VM_EXPECT := $(O)/tests/vm/.expected
 all: $(VM_EXPECT)
-$(VM_LIBFREE): $(O)/tests/vm/%: tests/vm/%.c $(wildcard tests/vm/*.h) $(KSFT_HDRS) include/uapi/torus.h
+$(VM_LIBFREE): $(O)/tests/vm/%: tests/vm/%.c $(wildcard tests/vm/*.h) tests/unit/tbyte.h $(KSFT_HDRS) include/uapi/torus.h
 	@mkdir -p $(@D); rm -f $@
 	$(CC) $(VM_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LDLIBS_TC)
 
-$(filter-out $(VM_LIBFREE),$(VM_BINS)): $(O)/tests/vm/%: tests/vm/%.c $(wildcard tests/vm/*.h) $(KSFT_HDRS) $(LIB_A) include/uapi/torus.h
+$(filter-out $(VM_LIBFREE),$(VM_BINS)): $(O)/tests/vm/%: tests/vm/%.c $(wildcard tests/vm/*.h) tests/unit/tbyte.h $(KSFT_HDRS) $(LIB_A) include/uapi/torus.h
 	@mkdir -p $(@D); rm -f $@
 	$(CC) $(VM_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
 
-# The programs run-guest must find (a missing one is a failure there).
+# The programs run-guest must find (a missing one is a failure there): the
+# tests built from tests/vm/*.c and those other fragments add to VM_TESTS
+# (tests/stress: fuzz, stress, faults). The list is kept when a program does
+# not compile, so run-guest reports it missing instead of running less.
+VM_TESTS := $(filter-out $(O)/tests/vm/bench_% $(O)/tests/vm/demo_%,$(VM_BINS))
 $(VM_EXPECT): $(VM_SRCS) tests/vm/vm.mk
 	@mkdir -p $(@D)
-	@echo $(notdir $(filter-out $(O)/tests/vm/bench_% $(O)/tests/vm/demo_%,$(VM_BINS))) >$@
+	@echo $(sort $(notdir $(VM_TESTS))) >$@
 
 # The guest run: build/results/vm always ends up written. When the guest could
 # not run, or its kernel log shows a problem, a failure is added to it.
 check-vm:
-	-@$(MAKE) -k --no-print-directory $(VM_BINS) $(VM_EXPECT) $(if $(KMOD_READY),$(TORUS_KO)) 2>&1 | grep -v 'is up to date' || true
+	-@$(MAKE) -k --no-print-directory $(VM_BINS) $(VM_TESTS) $(VM_EXPECT) $(if $(KMOD_READY),$(TORUS_KO)) 2>&1 | grep -v 'is up to date' || true
 	@mkdir -p $(O)/results; rm -f $(O)/results/vm; \
 	 utils/torus-vm --timeout $(or $(VM_TIMEOUT),1200) -- tests/vm/run-guest $(O)/results/vm; rc=$$?; \
 	 if [ ! -s $(O)/results/vm ]; then \
