@@ -303,7 +303,8 @@ static void test_coll_last(void)
 		       r.info.predicted_us == ch.cand[ch.winner].us &&
 		       !strcmp(r.info.runner_up, ch.cand[ch.runner_up].algo->name) &&
 		       r.info.runner_up_us == ch.cand[ch.runner_up].us && r.info.runner_up_us >= r.info.predicted_us,
-	       "4x4 alltoall 4 KiB on the simulator: ran %s, predicted %.6g us, runner-up %s %.6g us (auto: %s)",
+	       "plumbing: 4x4 alltoall 4 KiB on the simulator: tc_coll_last reports tc_auto_choose's pick: ran %s, "
+	       "predicted %.6g us, runner-up %s %.6g us (auto: %s)",
 	       r.info.algo, r.info.predicted_us, r.info.runner_up, r.info.runner_up_us,
 	       ch.winner >= 0 ? ch.cand[ch.winner].algo->name : tc_last_error());
 	tap_ok(!ret && !r.info.eager_sends && !r.info.rendezvous_sends,
@@ -319,8 +320,8 @@ static void test_coll_last(void)
 	tc_auto_choose(TC_ALLTOALL, &sh, m, &params[1].p, &ch);
 	tap_ok(!ret && ch.winner >= 0 && !strcmp(r.info.algo, ch.cand[ch.winner].algo->name) &&
 		       r.info.predicted_us == ch.cand[ch.winner].us,
-	       "TC_COST_TS_US=75 TC_COST_TW_US=0.011 TC_COST_RHO_US=0.014: ran %s, predicted %.6g us (auto at the "
-	       "Paragon figures: %s %.6g us)",
+	       "plumbing: TC_COST_TS_US=75 TC_COST_TW_US=0.011 TC_COST_RHO_US=0.014 reach the choice: ran %s, "
+	       "predicted %.6g us (auto at the Paragon figures: %s %.6g us)",
 	       r.info.algo, r.info.predicted_us, ch.winner >= 0 ? ch.cand[ch.winner].algo->name : "-",
 	       ch.winner >= 0 ? ch.cand[ch.winner].us : 0);
 
