@@ -4,18 +4,28 @@
  * started by mpirun (tests/verbs/run-guest runs it in a guest over rxe0).
  * Every rank writes what it checked to DIR/rank.N; --report merges the
  * files into TAP, one point per check, failing a check that any rank failed
- * or did not report (a rank that died).
+ * or did not report (a rank that died). The checks a run must report are
+ * computed by --report from the run's own options (given again after
+ * LABEL), not taken from the files: a check that no rank reached (every
+ * rank crashed before it, a deterministic bug) is a failure too, and so is
+ * the launcher's exit status (--status RC, when the run must exit 0).
  *
  *   coll_verbs --out DIR [--sizes "1 100"] [--light] [--no-everyday]
  *                                                         the collectives
  *   coll_verbs --out DIR --kill RANK | --stall RANK       peer death, a stalled peer
  *   coll_verbs --out DIR --cycles N                       create/destroy leaks
- *   coll_verbs --report DIR NRANKS LABEL                  TAP of a run
+ *   coll_verbs --report DIR NRANKS LABEL [--status RC] [--must "ALGO..."] [RUN OPTIONS]
+ *                                                         TAP of a run
+ *   coll_verbs --list                                     the algorithms, "COLL NAME"
+ *
+ * --must: algorithms that must run on the run's shape (a run reports the
+ * others that do not build there as a comment); the run scripts list, per
+ * shape, the algorithms they chose it for.
  *
  * Collectives: every alltoall and allgather algorithm of the library
  * (one that does not build on the job's logical shape is listed with the
- * reason, not counted: the run scripts pick shapes so each applies
- * somewhere), at each block size, every received byte checked against what
+ * reason, not counted, unless --must names it: the run scripts pick shapes
+ * so each applies somewhere, and check that each ran), at each block size, every received byte checked against what
  * its sender must have sent, and the protocol of its sends where the eager
  * limit decides it (proto_wrong); then the everyday collectives of
  * tests/unit/coll_checks.h (barrier, bcast, reduce, allreduce,
@@ -62,7 +72,7 @@ __attribute__((format(printf, 4, 5))) static void put(char st, const char *label
 
 static unsigned char pat(int from, int to, size_t k, int salt)
 {
-	return (unsigned char)(from * 131 + to * 37 + k * 7 + salt * 11 + 1);
+	return tbyte((uint32_t)salt, (uint32_t)from, (uint32_t)to, k);
 }
 
 /*
@@ -227,7 +237,7 @@ static int mode_peer(tc_comm_t *comm, int victim, int stall, int timeout_ms, con
 	dt = now_ms() - t0;
 	e = tc_last_error();
 	if (!ret)
-		put('f', "peer: alltoall fails", 0, "it succeeded without rank %d", victim);
+		put('f', "peer: alltoall fails within 2 x timeout", 0, "it succeeded without rank %d", victim);
 	else
 		put(dt <= 2.0 * timeout_ms ? 'o' : 'f', "peer: alltoall fails within 2 x timeout", 1,
 		    "%.0f ms (timeout %d ms): %s", dt, timeout_ms, e);
@@ -310,10 +320,107 @@ static int mode_cycles(int cycles)
 struct check {
 	char st, label[96], detail[400];
 	long n;
-	int ranks, failed_rank;
+	int ranks, failed_rank, expected, want;
 };
 
-static int report(const char *dir, int nranks, const char *what)
+/* The run's options, as --report reads them again to know what it must find. */
+struct runopts {
+	size_t sizes[8];
+	int nsizes, everyday, peer, cycles;
+};
+
+static int parse_sizes(const char *p, size_t *sizes)
+{
+	char *end;
+	int n;
+
+	for (n = 0; n < 8; n++, p = end) {
+		sizes[n] = strtoul(p, &end, 10);
+		if (end == p)
+			break;
+	}
+	return n;
+}
+
+static struct check *find_check(struct check *cs, int *nc, const char *label)
+{
+	int i;
+
+	for (i = 0; i < *nc && strcmp(cs[i].label, label); i++)
+		;
+	if (i == *nc) {
+		if (*nc == 4096)
+			return NULL;
+		(*nc)++;
+		snprintf(cs[i].label, sizeof(cs[i].label), "%s", label);
+		cs[i].st = 'o';
+		cs[i].failed_rank = -1;
+	}
+	return &cs[i];
+}
+
+/* The checks a run with these options writes, each with how many ranks write it. */
+static void plan(struct check *cs, int *nc, const struct runopts *o, int nranks)
+{
+	char label[96];
+	struct check *c;
+
+	if (o->cycles) {
+		c = find_check(cs, nc, "cycles: create, alltoall, destroy");
+		c->expected = 1, c->want = nranks;
+		c = find_check(cs, nc, "cycles: rdma resources back to baseline");
+		c->expected = 1, c->want = nranks;
+		return;
+	}
+	c = find_check(cs, nc, "tc_comm_create: transport verbs");
+	/* a killed rank may die before or after writing it */
+	c->expected = 1, c->want = o->peer ? -1 : nranks;
+	if (o->peer) {
+		c = find_check(cs, nc, "peer: alltoall fails within 2 x timeout");
+		c->expected = 1, c->want = nranks - 1;
+		c = find_check(cs, nc, "peer: the error names the step, the peer and its host");
+		c->expected = 1, c->want = nranks - 1;
+		return;
+	}
+	for (int s = 0; s < o->nsizes; s++)
+		for (enum tc_coll_id coll = TC_ALLTOALL; coll <= TC_ALLGATHER; coll++) {
+			const char *cn = coll == TC_ALLTOALL ? "alltoall" : "allgather";
+
+			snprintf(label, sizeof(label), "%s auto m=%zu", cn, o->sizes[s]);
+			c = find_check(cs, nc, label);
+			c->expected = 1, c->want = nranks;
+			for (int a = 0; tc_algos[a]; a++) {
+				if (tc_algos[a]->coll != coll)
+					continue;
+				snprintf(label, sizeof(label), "%s %s m=%zu", cn, tc_algos[a]->name, o->sizes[s]);
+				c = find_check(cs, nc, label);
+				c->expected = 1, c->want = nranks;
+			}
+		}
+	if (o->everyday)
+		for (int e = 0; e < NCOLL; e++) {
+			c = find_check(cs, nc, coll_names[e]);
+			c->expected = 1, c->want = nranks;
+		}
+}
+
+/* Is the algorithm of label ("alltoall NAME m=...") in the space-separated list? */
+static int label_in(const char *list, const char *label)
+{
+	char name[64];
+	size_t n;
+
+	if (!list || sscanf(label, "%*s %63s m=", name) != 1)
+		return 0;
+	n = strlen(name);
+	for (const char *p = list; (p = strstr(p, name)); p++)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return 1;
+	return 0;
+}
+
+static int report(const char *dir, int nranks, const char *what, const struct runopts *o, int status,
+		  const char *must)
 {
 	struct check *cs = calloc(4096, sizeof(*cs));
 	int nc = 0, missing = 0;
@@ -321,6 +428,10 @@ static int report(const char *dir, int nranks, const char *what)
 
 	if (!cs)
 		return 1;
+	plan(cs, &nc, o, nranks);
+	if (status >= 0) {
+		tap_ok(status == 0, "%s: the launcher exited %d", what, status);
+	}
 	for (int r = 0; r < nranks; r++) {
 		FILE *f;
 
@@ -334,40 +445,50 @@ static int report(const char *dir, int nranks, const char *what)
 		while (fgets(line, sizeof(line), f)) {
 			char *st = strtok(line, "\t"), *label = strtok(NULL, "\t"), *n = strtok(NULL, "\t");
 			char *detail = strtok(NULL, "\n");
-			int i;
+			struct check *c;
 
 			if (!st || !label || !n)
 				continue;
-			for (i = 0; i < nc && strcmp(cs[i].label, label); i++)
-				;
-			if (i == nc) {
-				if (nc == 4096)
-					continue;
-				nc++;
-				snprintf(cs[i].label, sizeof(cs[i].label), "%s", label);
-				cs[i].st = 'o';
-				cs[i].failed_rank = -1;
-				snprintf(cs[i].detail, sizeof(cs[i].detail), "%s", detail ? detail : "");
-			}
-			cs[i].ranks++;
-			cs[i].n += atol(n);
-			if (*st == 'f' && cs[i].st != 'f') {
-				cs[i].st = 'f';
-				cs[i].failed_rank = r;
-				snprintf(cs[i].detail, sizeof(cs[i].detail), "%s", detail ? detail : "");
-			} else if ((*st == 's' || *st == 'n') && cs[i].st == 'o') {
-				cs[i].st = *st;
-				snprintf(cs[i].detail, sizeof(cs[i].detail), "%s", detail ? detail : "");
+			c = find_check(cs, &nc, label);
+			if (!c)
+				continue;
+			if (!c->ranks && c->st == 'o' && c->failed_rank < 0)
+				snprintf(c->detail, sizeof(c->detail), "%s", detail ? detail : "");
+			c->ranks++;
+			c->n += atol(n);
+			if (*st == 'f' && c->st != 'f') {
+				c->st = 'f';
+				c->failed_rank = r;
+				snprintf(c->detail, sizeof(c->detail), "%s", detail ? detail : "");
+			} else if ((*st == 's' || *st == 'n') && c->st == 'o') {
+				c->st = *st;
+				snprintf(c->detail, sizeof(c->detail), "%s", detail ? detail : "");
 			}
 		}
 		fclose(f);
 	}
 	for (int i = 0; i < nc; i++) {
 		struct check *c = &cs[i];
-		int want = strncmp(c->label, "peer:", 5) ? nranks : nranks - 1;
+		int want = c->want;
 
+		if (!c->expected) {
+			tap_ok(0, "%s: %s: reported by %d ranks but not a check this run makes", what, c->label, c->ranks);
+			tap_diag("rank %d: %s", c->failed_rank >= 0 ? c->failed_rank : 0, c->detail);
+			continue;
+		}
+		if (!c->ranks) {
+			tap_ok(0, "%s: %s: no rank reported it (every rank stopped before it?)", what, c->label);
+			continue;
+		}
+		if (want < 0) /* any number of ranks; none failed */
+			want = c->ranks;
 		if (c->st == 's' && c->ranks == want) {
 			tap_skip("%s: %s: %s", what, c->label, c->detail);
+			continue;
+		}
+		if (c->st == 'n' && label_in(must, c->label)) {
+			tap_ok(0, "%s: %s: did not run on this shape, which the run chose for it: %s", what, c->label,
+			       c->detail);
 			continue;
 		}
 		if (c->st == 'n' && c->ranks == want) {
@@ -380,6 +501,19 @@ static int report(const char *dir, int nranks, const char *what)
 			tap_diag("rank %d: %s", c->failed_rank, c->detail);
 		else
 			tap_diag("%s", c->detail);
+	}
+	/* a --must name that is no algorithm of the library is a mistake of the run script */
+	if (must) {
+		char name[64];
+
+		for (const char *p = must; sscanf(p, "%63s", name) == 1; p = strstr(p, name) + strlen(name)) {
+			int known = 0;
+
+			for (int a = 0; tc_algos[a]; a++)
+				known |= !strcmp(tc_algos[a]->name, name);
+			if (!known)
+				tap_ok(0, "%s: --must %s: no such algorithm", what, name);
+		}
 	}
 	if (!nc && !missing)
 		tap_ok(0, "%s: no results at all", what);
@@ -395,19 +529,44 @@ int main(int argc, char **argv)
 	char path[512], host[64] = "";
 	tc_comm_t *comm;
 
+	if (argc == 2 && !strcmp(argv[1], "--list")) {
+		for (int a = 0; tc_algos[a]; a++)
+			printf("%s %s\n", tc_algos[a]->coll == TC_ALLTOALL ? "alltoall" : "allgather",
+			       tc_algos[a]->name);
+		return 0;
+	}
+	if (argc > 4 && !strcmp(argv[1], "--report")) {
+		struct runopts o = { .sizes = { 1, 100 }, .nsizes = 2, .everyday = 1 };
+		const char *must = NULL;
+		int status = -1;
+
+		for (int i = 5; i < argc; i++) {
+			if (!strcmp(argv[i], "--status") && i + 1 < argc)
+				status = atoi(argv[++i]);
+			else if (!strcmp(argv[i], "--must") && i + 1 < argc)
+				must = argv[++i];
+			else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
+				o.nsizes = parse_sizes(argv[++i], o.sizes);
+			else if (!strcmp(argv[i], "--no-everyday"))
+				o.everyday = 0;
+			else if ((!strcmp(argv[i], "--kill") || !strcmp(argv[i], "--stall")) && i + 1 < argc)
+				o.peer = 1, i++;
+			else if (!strcmp(argv[i], "--cycles") && i + 1 < argc)
+				o.cycles = atoi(argv[++i]);
+			else if (!strcmp(argv[i], "--light") || !strcmp(argv[i], "--out"))
+				i += !strcmp(argv[i], "--out");
+			else {
+				fprintf(stderr, "coll_verbs --report: unknown option %s\n", argv[i]);
+				return 2;
+			}
+		}
+		return report(argv[2], atoi(argv[3]), argv[4], &o, status, must);
+	}
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--report") && i + 3 < argc)
-			return report(argv[i + 1], atoi(argv[i + 2]), argv[i + 3]);
 		if (!strcmp(argv[i], "--out") && i + 1 < argc) {
 			dir = argv[++i];
 		} else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
-			char *p = argv[++i], *end;
-
-			for (nsizes = 0; nsizes < 8; nsizes++, p = end) {
-				sizes[nsizes] = strtoul(p, &end, 10);
-				if (end == p)
-					break;
-			}
+			nsizes = parse_sizes(argv[++i], sizes);
 		} else if (!strcmp(argv[i], "--light")) {
 			light = 1;
 		} else if (!strcmp(argv[i], "--no-everyday")) {
@@ -421,7 +580,8 @@ int main(int argc, char **argv)
 			cycles = atoi(argv[++i]);
 		} else {
 			fprintf(stderr, "usage: coll_verbs --out DIR [--sizes \"M...\"] [--light] [--no-everyday] [--kill RANK | --stall RANK] [--cycles N]\n"
-					"       coll_verbs --report DIR NRANKS LABEL\n");
+					"       coll_verbs --report DIR NRANKS LABEL [--status RC] [--must \"ALGO...\"] [RUN OPTIONS]\n"
+					"       coll_verbs --list\n");
 			return 2;
 		}
 	}
