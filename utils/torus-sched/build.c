@@ -74,7 +74,9 @@ void sched_choose(struct sched_opts *o, struct sched_result *r)
 		o->priced = 1;
 	}
 	o->p.flags = o->flags;
+	r->t_choose = now();
 	err = tc_auto_choose(o->coll, &r->shape, o->p.block_bytes, &o->p, &r->choice);
+	r->t_choose = now() - r->t_choose;
 	if (err == -EOPNOTSUPP && o->explain) {
 		if (o->json)
 			sched_explain_json(&r->choice);

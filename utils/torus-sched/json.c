@@ -5,7 +5,7 @@
  */
 #include "sched.h"
 
-static void json_str(const char *s)
+void sched_json_str(const char *s)
 {
 	putchar('"');
 	for (; *s; s++) {
@@ -30,21 +30,21 @@ void sched_explain_json(const struct tc_auto_choice *c)
 		const struct tc_auto_cand *k = &c->cand[i];
 
 		printf("%s{\"algo\":", i ? "," : "");
-		json_str(k->algo->name);
+		sched_json_str(k->algo->name);
 		if (k->err) {
 			printf(",\"candidate\":false,\"why\":");
-			json_str(k->why);
+			sched_json_str(k->why);
 		} else {
 			printf(",\"candidate\":true,\"time_us\":%.6g,\"startups\":%u", k->us, k->steps);
 		}
 		printf("}");
 	}
 	printf("],\"winner\":");
-	json_str(c->winner >= 0 ? c->cand[c->winner].algo->name : "");
+	sched_json_str(c->winner >= 0 ? c->cand[c->winner].algo->name : "");
 	printf(",\"runner_up\":");
-	json_str(c->runner_up >= 0 ? c->cand[c->runner_up].algo->name : "");
+	sched_json_str(c->runner_up >= 0 ? c->cand[c->runner_up].algo->name : "");
 	printf(",\"reason\":");
-	json_str(reason);
+	sched_json_str(reason);
 	printf("}");
 }
 
@@ -116,11 +116,11 @@ void sched_print_json(const struct sched_opts *o, const struct sched_result *r)
 	const struct tc_cost *c = &r->cost;
 
 	printf("{\"coll\":\"%s\",\"algo\":", tc_coll_str(s->coll));
-	json_str(r->algo->name);
+	sched_json_str(r->algo->name);
 	printf(",\"requested\":");
-	json_str(o->algo_name);
+	sched_json_str(o->algo_name);
 	printf(",\"cite\":");
-	json_str(s->cite);
+	sched_json_str(s->cite);
 	printf(",\"dims\":[");
 	for (int d = 0; d < shape->ndims; d++)
 		printf("%s%d", d ? "," : "", shape->dims[d]);
@@ -139,7 +139,7 @@ void sched_print_json(const struct sched_opts *o, const struct sched_result *r)
 	printf(",\"verified\":%s", r->rep.ok ? "true" : "false");
 	if (!r->rep.ok) {
 		printf(",\"first_violation\":");
-		json_str(r->rep.first_violation);
+		sched_json_str(r->rep.first_violation);
 	}
 	if (o->priced)
 		print_pricing(&o->p, c->time_us);
@@ -151,7 +151,7 @@ void sched_print_json(const struct sched_opts *o, const struct sched_result *r)
 		       r->bad == 0 ? "true" : "false", r->checked, r->bad > 0 ? r->bad : 0);
 		if (r->bad < 0) {
 			printf(",\"error\":");
-			json_str(tc_last_error());
+			sched_json_str(tc_last_error());
 		}
 		printf("}");
 	}

@@ -2,7 +2,8 @@
 /*
  * torus-sched: build, verify, price and (--run) simulate one collective
  * schedule for one shape; print it as text or JSON (--json), optionally with
- * the whole schedule (--dump) so it can be checked without trusting us.
+ * the whole schedule (--dump) so it can be checked without trusting us; or,
+ * with --node N, build and print only node N's part, as a rank does.
  *
  * Exit status: 0 ok; 1 verification or --run failed; 2 bad usage or unknown
  * algorithm; 3 the algorithm does not support the shape; 4 other errors.
@@ -22,6 +23,8 @@ int main(int argc, char **argv)
 	}
 	sched_shape(&o, &r);
 	sched_choose(&o, &r);
+	if (o.node >= 0)
+		return sched_node(&o, &r);
 	sched_build(&o, &r);
 	if (o.run)
 		r.bad = sched_run_sim(r.s, o.p.block_bytes, &r.checked);

@@ -28,6 +28,13 @@ static const char usage[] =
 	"                   (JSON \"link_blocks\": blocks per node*2k+port)\n"
 	"  --run            execute on the in-process simulator with real bytes and\n"
 	"                   check every received byte (exit 1 if any is wrong)\n"
+	"  --node N         build only node N's part, exactly as rank N does before its\n"
+	"                   first call (the algorithm's own generator and the local\n"
+	"                   check against its peers' generators; an algorithm without\n"
+	"                   one builds the whole schedule, verifies and cuts it: the\n"
+	"                   output says FALLBACK, JSON \"generated\": false) and print\n"
+	"                   its counts, build time and check verdict (exit 1 if the\n"
+	"                   check fails); --dump adds its messages step by step\n"
 	"  --ts US --tw US_PER_BYTE --rho US_PER_BYTE --hop US --m BYTES\n"
 	"                   cost parameters (startup, per byte, rearrangement per\n"
 	"                   byte, per link crossed); with any of them the predicted\n"
@@ -57,13 +64,14 @@ static const char usage[] =
 	"  --list           list the algorithms (of --coll if given) and exit\n"
 	"  -h, --help       this text\n"
 	"\n"
-	"Exit status: 0 ok; 1 verification or --run failed; 2 bad usage or unknown\n"
-	"algorithm; 3 the algorithm does not support the shape; 4 other errors.\n";
+	"Exit status: 0 ok; 1 verification, --run or the --node check failed; 2 bad\n"
+	"usage or unknown algorithm; 3 the algorithm does not support the shape;\n"
+	"4 other errors.\n";
 
 enum {
 	OPT_COLL = 256, OPT_ALGO, OPT_DIMS, OPT_MESH, OPT_WRAP, OPT_ONE_PORT, OPT_JSON, OPT_DUMP, OPT_RUN,
 	OPT_TS, OPT_TW, OPT_RHO, OPT_M, OPT_LIST, OPT_LINKS, OPT_HOP, OPT_EXPLAIN, OPT_PRICING, OPT_LAT, OPT_RDV, OPT_EAGER,
-	OPT_MSG, OPT_TW_BIG, OPT_BIG, OPT_TS_CAP,
+	OPT_MSG, OPT_TW_BIG, OPT_BIG, OPT_TS_CAP, OPT_NODE,
 };
 
 static double num(const char *opt, const char *arg)
@@ -92,6 +100,7 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 		{ "rdv", required_argument, NULL, OPT_RDV },	 { "eager", required_argument, NULL, OPT_EAGER },
 		{ "msg", required_argument, NULL, OPT_MSG },	 { "tw-big", required_argument, NULL, OPT_TW_BIG },
 		{ "big", required_argument, NULL, OPT_BIG },	 { "ts-cap", required_argument, NULL, OPT_TS_CAP },
+		{ "node", required_argument, NULL, OPT_NODE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -99,6 +108,7 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->coll = -1;
 	o->p.block_bytes = 64;
+	o->node = -1;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_COLL:
@@ -197,6 +207,15 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 		case OPT_LIST:
 			o->list = 1;
 			break;
+		case OPT_NODE: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (!*optarg || *end || v < 0 || v > 0x7fffffff)
+				die(2, "--node %s: expected a node number >= 0", optarg);
+			o->node = (int)v;
+			break;
+		}
 		case OPT_LINKS:
 			o->links = 1;
 			break;
@@ -220,4 +239,6 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 		die(2, "%s", "--dims is required, e.g. --dims 8x8");
 	if (o->mesh && o->wrap)
 		die(2, "%s", "--mesh and --wrap exclude each other");
+	if (o->node >= 0 && (o->run || o->links || o->explain))
+		die(2, "%s", "--node builds one node's part: --run, --links and --explain need the whole schedule");
 }

@@ -7,6 +7,7 @@
  *   run.c      --run: the schedule on the in-process simulator, bytes checked
  *   text.c     the summary as text (--dump, --links, --explain included)
  *   json.c     the summary as one JSON object
+ *   node.c     --node: one node's part, built as a rank builds it
  */
 #ifndef TORUS_SCHED_H
 #define TORUS_SCHED_H
@@ -27,6 +28,7 @@ struct sched_opts {
 	const char *dims, *wrap;
 	int mesh, one_port;
 	int json, dump, links, explain, run, list;
+	int node;		/* --node: only this node's part; -1: the whole schedule */
 	int priced;		/* a cost parameter was given (or auto filled them in) */
 	struct tc_cost_params p; /* p.block_bytes is --m */
 	unsigned int flags;	/* TC_COST_* of --pricing */
@@ -38,6 +40,7 @@ struct sched_result {
 	char shape_str[96];
 	const struct tc_algo *algo;
 	struct tc_auto_choice choice; /* --algo auto only */
+	double t_choose;	      /* --algo auto: process CPU seconds of the choice */
 	struct tc_sched *s;
 	struct tc_verify_report rep;
 	struct tc_cost cost;
@@ -63,7 +66,11 @@ void sched_print_text(const struct sched_opts *o, const struct sched_result *r);
 void sched_explain_text(const struct tc_auto_choice *c);
 
 /* json.c */
+void sched_json_str(const char *s);
 void sched_print_json(const struct sched_opts *o, const struct sched_result *r);
 void sched_explain_json(const struct tc_auto_choice *c);
+
+/* node.c: --node; returns the exit status */
+int sched_node(const struct sched_opts *o, const struct sched_result *r);
 
 #endif /* TORUS_SCHED_H */

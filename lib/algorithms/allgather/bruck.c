@@ -22,6 +22,9 @@
 #include "algorithms/algos.h"
 #include "algorithms/engine/direct.h"
 
+#define BRUCK_CITE \
+	"baseline: Bruck et al. 1997 concatenation allgather, routed messages (All-to-All Communication slides, comparisons)"
+
 /* x forwards the blocks of x .. x+cnt-1, all it holds in the step for distance dist. */
 static int bruck_blocks(struct tc_sched *s, const struct tc_dmsg *m, void *arg)
 {
@@ -48,9 +51,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "bruck: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-	s = tc_sched_new(shape, TC_ALLGATHER, "bruck",
-			 "baseline: Bruck et al. 1997 concatenation allgather, routed messages (All-to-All Communication slides, comparisons)",
-			 TC_CLAIM_PERMUTATION);
+	s = tc_sched_new(shape, TC_ALLGATHER, "bruck", BRUCK_CITE, TC_CLAIM_PERMUTATION);
 	m = malloc(sizeof(*m) * n);
 	if (!s || !m)
 		goto err_free;
@@ -66,9 +67,54 @@ err_free:
 			       "bruck: building the schedule failed");
 }
 
+/* The blocks x sends in the step for distance dist (as bruck_blocks), into a part. */
+static int part_blocks(struct tc_part *pt, int x, int dist)
+{
+	const int n = pt->shape.nodes, cnt = dist < n - dist ? dist : n - dist;
+	int err = 0;
+
+	for (int j = 0; j < cnt && !err; j++)
+		err = tc_part_blk(pt, (x + j) % n, 0);
+	return err;
+}
+
+/* Node x's part: in the step for distance dist it sends to x - dist and receives from x + dist. */
+static int part(struct tc_part *pt, const char **why)
+{
+	const int n = pt->shape.nodes, x = pt->node;
+	uint32_t k = 0;
+	int err = 0;
+
+	if (n < 2) {
+		*why = "bruck: shape not initialised by tc_shape_init";
+		return -EINVAL;
+	}
+	pt->cite = BRUCK_CITE;
+	pt->claims = TC_CLAIM_PERMUTATION;
+	for (int dist = 1; dist < n && !err; dist *= 2, k++) {
+		if (!tc_part_wants(pt, k))
+			continue;
+		err = tc_part_at(pt, k);
+		if (!err)
+			err = tc_direct_part_msg(pt, x, (x - dist + n) % n);
+		if (!err)
+			err = part_blocks(pt, x, dist);
+		if (!err)
+			err = tc_direct_part_msg(pt, (x + dist) % n, x);
+		if (!err)
+			err = part_blocks(pt, (x + dist) % n, dist);
+	}
+	if (!err)
+		err = tc_part_finish(pt, k);
+	if (err)
+		*why = "bruck: building the node's part failed";
+	return err;
+}
+
 const struct tc_algo tc_algo_bruck_ag = {
 	.name = "bruck",
 	.coll = TC_ALLGATHER,
 	.summary = "baseline: Bruck / recursive doubling allgather",
 	.build = build,
+	.part = part,
 };

@@ -28,9 +28,18 @@
  * before any claim is made.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "algorithms/algos.h"
+#include "core/part.h"
+
+#define RING_CITE_CYCLE "baseline: ring allgather over a snake Hamiltonian cycle (All-to-All Communication slides, previous work)"
+#define RING_CITE_PATH                                                                                       \
+	"baseline: ring allgather; no Hamiltonian cycle on this shape, the closing hop is routed (All-to-All " \
+	"Communication slides, previous work)"
+#define RING_CLAIMS_CYCLE (TC_CLAIM_PERMUTATION | TC_CLAIM_ONE_HOP | TC_CLAIM_CONTENTION_FREE)
+#define RING_CLAIMS_PATH TC_CLAIM_PERMUTATION
 
 struct ring_ctx {
 	const struct tc_shape *sh;
@@ -189,13 +198,9 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		goto err_free;
 	}
 	if (cycle)
-		s = tc_sched_new(shape, TC_ALLGATHER, "ring",
-				 "baseline: ring allgather over a snake Hamiltonian cycle (All-to-All Communication slides, previous work)",
-				 TC_CLAIM_PERMUTATION | TC_CLAIM_ONE_HOP | TC_CLAIM_CONTENTION_FREE);
+		s = tc_sched_new(shape, TC_ALLGATHER, "ring", RING_CITE_CYCLE, RING_CLAIMS_CYCLE);
 	else
-		s = tc_sched_new(shape, TC_ALLGATHER, "ring",
-				 "baseline: ring allgather; no Hamiltonian cycle on this shape, the closing hop is routed (All-to-All Communication slides, previous work)",
-				 TC_CLAIM_PERMUTATION);
+		s = tc_sched_new(shape, TC_ALLGATHER, "ring", RING_CITE_PATH, RING_CLAIMS_PATH);
 	if (!s) {
 		err = -ENOMEM;
 		goto err_free;
@@ -218,9 +223,106 @@ err_free:
 	return tc_sched_done(s, err, out, why, "ring: building the schedule failed");
 }
 
+/*
+ * The ring order of a shape and each node's place in it: O(P), computed once
+ * per shape and kept for the process (a rank asks for one shape; the
+ * simulator's threads share it).
+ */
+struct ring_cache {
+	struct ring_cache *next;
+	struct tc_shape shape;
+	int cycle;
+	int *order, *pos;
+};
+
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ring_cache *ring_head; /* protected by ring_lock; never freed */
+
+static int ring_get(const struct tc_shape *sh, const struct ring_cache **out)
+{
+	struct ring_cache *c;
+	int err = 0;
+
+	pthread_mutex_lock(&ring_lock);
+	for (c = ring_head; c; c = c->next)
+		if (tc_shape_equal(&c->shape, sh))
+			break;
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (c) {
+			c->shape = *sh;
+			c->order = malloc(sizeof(*c->order) * sh->nodes);
+			c->pos = malloc(sizeof(*c->pos) * sh->nodes);
+		}
+		if (!c || !c->order || !c->pos) {
+			err = -ENOMEM;
+		} else {
+			c->cycle = ring_order(sh, c->order);
+			err = c->cycle < 0 ? c->cycle : 0;
+		}
+		if (err) {
+			if (c) {
+				free(c->order);
+				free(c->pos);
+			}
+			free(c);
+			c = NULL;
+		} else {
+			for (int p = 0; p < sh->nodes; p++)
+				c->pos[c->order[p]] = p;
+			c->next = ring_head;
+			ring_head = c;
+		}
+	}
+	pthread_mutex_unlock(&ring_lock);
+	*out = c;
+	return err;
+}
+
+/* Node n at place q of the ring: in step st it sends c_(q-st) to c_(q+1) and receives c_(q-1-st) from c_(q-1). */
+static int part(struct tc_part *pt, const char **why)
+{
+	const struct tc_shape *sh = &pt->shape;
+	const int n = sh->nodes;
+	const struct ring_cache *c;
+	int q, lo, hi, err;
+
+	if (n < 2) {
+		*why = "ring: shape not initialised by tc_shape_init";
+		return -EINVAL;
+	}
+	err = ring_get(sh, &c);
+	if (err) {
+		*why = "ring: cannot allocate the ring order";
+		return err;
+	}
+	pt->cite = c->cycle ? RING_CITE_CYCLE : RING_CITE_PATH;
+	pt->claims = c->cycle ? RING_CLAIMS_CYCLE : RING_CLAIMS_PATH;
+	q = c->pos[pt->node];
+	lo = tc_part_only_step(pt) >= 0 ? (int)tc_part_only_step(pt) : 0;
+	hi = tc_part_only_step(pt) >= 0 ? lo + 1 : n - 1;
+	for (int st = lo; st < hi && st < n - 1 && !err; st++) {
+		err = tc_part_at(pt, st);
+		if (!err)
+			err = tc_part_msg(pt, pt->node, c->order[(q + 1) % n], NULL);
+		if (!err)
+			err = tc_part_blk(pt, c->order[((q - st) % n + n) % n], 0);
+		if (!err)
+			err = tc_part_msg(pt, c->order[(q - 1 + n) % n], pt->node, NULL);
+		if (!err)
+			err = tc_part_blk(pt, c->order[((q - 1 - st) % n + n) % n], 0);
+	}
+	if (!err)
+		err = tc_part_finish(pt, n - 1);
+	if (err)
+		*why = "ring: building the node's part failed";
+	return err;
+}
+
 const struct tc_algo tc_algo_ring_ag = {
 	.name = "ring",
 	.coll = TC_ALLGATHER,
 	.summary = "baseline: ring allgather over a Hamiltonian ring",
 	.build = build,
+	.part = part,
 };

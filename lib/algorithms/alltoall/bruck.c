@@ -25,6 +25,8 @@
 #include "algorithms/algos.h"
 #include "algorithms/engine/direct.h"
 
+#define BRUCK_CITE "baseline: Bruck et al. 1997 radix-2 index algorithm, routed messages (Liu et al., All-Port Tori, Sec. I)"
+
 /* The blocks x forwards in the step for bit dist: every index with that bit set. */
 static int bruck_blocks(struct tc_sched *s, const struct tc_dmsg *m, void *arg)
 {
@@ -57,9 +59,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "bruck: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-	s = tc_sched_new(shape, TC_ALLTOALL, "bruck",
-			 "baseline: Bruck et al. 1997 radix-2 index algorithm, routed messages (Liu et al., All-Port Tori, Sec. I)",
-			 TC_CLAIM_PERMUTATION);
+	s = tc_sched_new(shape, TC_ALLTOALL, "bruck", BRUCK_CITE, TC_CLAIM_PERMUTATION);
 	m = malloc(sizeof(*m) * p);
 	if (!s || !m)
 		goto err_free;
@@ -78,9 +78,60 @@ err_free:
 			       "bruck: building the schedule failed");
 }
 
+/* The blocks x sends in the step for bit dist, as bruck_blocks, into a part. */
+static int part_blocks(struct tc_part *pt, int x, int dist)
+{
+	const int p = pt->shape.nodes, low = dist - 1;
+	int err = 0;
+
+	for (int i = dist; i < p && !err; i++) {
+		int o;
+
+		if (!(i & dist))
+			continue;
+		o = (x - (i & low) + p) % p;
+		err = tc_part_blk(pt, o, (o + i) % p);
+	}
+	return err;
+}
+
+/* Node n's part: in step k it sends to n + 2^k and receives from n - 2^k. */
+static int part(struct tc_part *pt, const char **why)
+{
+	const int p = pt->shape.nodes, n = pt->node;
+	uint32_t k = 0;
+	int err = 0;
+
+	if (p < 2) {
+		*why = "bruck: shape not initialised by tc_shape_init";
+		return -EINVAL;
+	}
+	pt->cite = BRUCK_CITE;
+	pt->claims = TC_CLAIM_PERMUTATION;
+	for (int dist = 1; dist < p && !err; dist *= 2, k++) {
+		if (!tc_part_wants(pt, k))
+			continue;
+		err = tc_part_at(pt, k);
+		if (!err)
+			err = tc_direct_part_msg(pt, n, (n + dist) % p);
+		if (!err)
+			err = part_blocks(pt, n, dist);
+		if (!err)
+			err = tc_direct_part_msg(pt, (n - dist + p) % p, n);
+		if (!err)
+			err = part_blocks(pt, (n - dist + p) % p, dist);
+	}
+	if (!err)
+		err = tc_part_finish(pt, k);
+	if (err)
+		*why = "bruck: building the node's part failed";
+	return err;
+}
+
 const struct tc_algo tc_algo_bruck_a2a = {
 	.name = "bruck",
 	.coll = TC_ALLTOALL,
 	.summary = "baseline: Bruck's log-step exchange",
 	.build = build,
+	.part = part,
 };

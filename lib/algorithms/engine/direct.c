@@ -94,6 +94,14 @@ int tc_direct_emit_step(struct tc_sched *s, struct tc_dmsg *m, size_t n, tc_dire
 	return 0;
 }
 
+int tc_direct_part_msg(struct tc_part *pt, int src, int dst)
+{
+	int8_t route[TC_MAX_DIMS];
+
+	tc_direct_route(&pt->shape, src, dst, route);
+	return tc_part_msg(pt, src, dst, route);
+}
+
 int tc_direct_done(struct tc_sched *s, struct tc_dmsg *m, int err, struct tc_sched **out, const char **why,
 		   const char *oom_why, const char *fail_why)
 {

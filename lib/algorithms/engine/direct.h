@@ -8,6 +8,7 @@
 #ifndef TC_DIRECT_COMMON_H
 #define TC_DIRECT_COMMON_H
 
+#include "core/part.h"
 #include "core/sched.h"
 
 /* One routed message of a step, before it is added to the schedule. */
@@ -47,5 +48,8 @@ int tc_direct_emit_step(struct tc_sched *s, struct tc_dmsg *m, size_t n, tc_dire
  */
 int tc_direct_done(struct tc_sched *s, struct tc_dmsg *m, int err, struct tc_sched **out, const char **why,
 		   const char *oom_why, const char *fail_why);
+
+/* Add the message src -> dst, routed as tc_direct_route, to a node's part (core/part.h). */
+int tc_direct_part_msg(struct tc_part *pt, int src, int dst);
 
 #endif /* TC_DIRECT_COMMON_H */
