@@ -60,6 +60,38 @@ int torus_cq_reserve(struct torus_node *n)
 	return ret;
 }
 
+/* Promise @k slots at once (a program): -EAGAIN unless all fit. */
+int torus_cq_reserve_n(struct torus_node *n, u32 k)
+{
+	struct torus_cq *cq = &n->cq;
+	int ret = 0;
+
+	spin_lock(&cq->lock);
+	if ((u64)cq->count + cq->reserved + k > cq->depth)
+		ret = -EAGAIN;
+	else
+		cq->reserved += k, n->cnt.posted += k;
+	spin_unlock(&cq->lock);
+	return ret;
+}
+
+/*
+ * Give back @k promised slots that will write no entry (a program's
+ * descriptors that succeeded or never ran): counted as completed. Caller
+ * holds n->fab->lock, as for torus_cq_complete().
+ */
+void __torus_cq_release(struct torus_node *n, u32 k)
+{
+	lockdep_assert_held(&n->fab->lock);
+	if (!k)
+		return;
+	spin_lock(&n->cq.lock);
+	n->cq.reserved -= k;
+	n->cnt.completed += k;
+	spin_unlock(&n->cq.lock);
+	wake_up(&n->cq.wq);
+}
+
 void torus_cq_unreserve(struct torus_node *n)
 {
 	spin_lock(&n->cq.lock);

@@ -58,6 +58,7 @@ static void torus_fabric_init_nodes(struct torus_fabric *f)
 		torus_coords(f, i, n->coords);
 		INIT_LIST_HEAD(&n->rx_waiters);
 		INIT_LIST_HEAD(&n->parked);
+		INIT_LIST_HEAD(&n->progs);
 		spin_lock_init(&n->cq.lock);
 		mutex_init(&n->cq.reap_lock);
 		init_waitqueue_head(&n->cq.wq);

@@ -27,6 +27,7 @@ union torus_ucmd_buf {
 	struct torus_link_fault fault;
 	struct torus_mr_reg mr_reg;
 	struct torus_mr_dereg mr_dereg;
+	struct torus_prog_post prog;
 };
 
 struct torus_ucmd {
@@ -57,7 +58,7 @@ static int torus_ioc_handshake(struct torus_ucmd *uc)
 	h->max_dims = TORUS_MAX_DIMS;
 	h->features = TORUS_FEAT_ONE_PORT | TORUS_FEAT_ROUTE | TORUS_FEAT_LINK_FAULT |
 		      TORUS_FEAT_EPOLL | TORUS_FEAT_MR | TORUS_FEAT_CQ_WAKE_ONCE |
-		      TORUS_FEAT_SEND_SYNC;
+		      TORUS_FEAT_SEND_SYNC | TORUS_FEAT_PROGRAM;
 	h->ioctls = (1ULL << (TORUS_CMD_LAST - TORUS_CMD_BASE)) - 1;
 	h->max_nodes = TORUS_MAX_NODES;
 	h->max_dim_size = TORUS_MAX_DIM_SIZE;
@@ -66,6 +67,11 @@ static int torus_ioc_handshake(struct torus_ucmd *uc)
 	h->max_matrix_bytes = TORUS_MAX_MATRIX_BYTES;
 	h->max_mrs = TORUS_MAX_MRS;
 	h->max_mr_bytes = TORUS_MAX_MR_BYTES;
+	h->max_prog_descs = TORUS_MAX_PROG_DESCS;
+	h->max_prog_counters = TORUS_MAX_PROG_COUNTERS;
+	h->max_prog_fanout = TORUS_MAX_PROG_FANOUT;
+	h->max_prog_bytes = TORUS_MAX_PROG_BYTES;
+	h->max_prog_timeout_ns = TORUS_MAX_PROG_TIMEOUT_NS;
 	return 0;
 }
 
@@ -232,6 +238,12 @@ static int torus_ioc_mr_dereg(struct torus_ucmd *uc)
 	return torus_mr_dereg(uc->file, d->key);
 }
 
+static int torus_ioc_prog_post(struct torus_ucmd *uc)
+{
+	uc->respond = true;	/* error_index */
+	return torus_prog_post(uc->file, uc->cmd);
+}
+
 #define TORUS_OP_UNDO(_cmd, _struct, _last, _flags, _where, _fn, _undo)	\
 	[TORUS_CMD_##_cmd - TORUS_CMD_BASE] = {					\
 		.size = sizeof(struct _struct),					\
@@ -264,6 +276,7 @@ static const struct torus_ioctl_op torus_ops[] = {
 	TORUS_OP_UNDO(MR_REG, torus_mr_reg, __reserved, TORUS_MR_WRITE, TORUS_ON_NODE,
 		      torus_ioc_mr_reg, torus_ioc_mr_reg_undo),
 	TORUS_OP(MR_DEREG, torus_mr_dereg, __reserved, 0, TORUS_ON_NODE, torus_ioc_mr_dereg),
+	TORUS_OP(PROG_POST, torus_prog_post, timeout_ns, 0, TORUS_ON_NODE, torus_ioc_prog_post),
 };
 static_assert(ARRAY_SIZE(torus_ops) == TORUS_CMD_LAST - TORUS_CMD_BASE);
 

@@ -80,10 +80,12 @@ static int torus_node_release(struct inode *inode, struct file *file)
 	struct torus_fabric *f = n->fab;
 
 	/*
-	 * Queued descriptors naming this file's registrations are cancelled;
+	 * Its programs are cancelled and waited for; queued descriptors
+	 * naming this file's registrations are cancelled;
 	 * ones an engine is copying keep their registrations pinned until
 	 * they complete.
 	 */
+	torus_prog_cancel_file(tf);
 	torus_file_cancel(tf);
 	torus_file_mrs_destroy(tf);
 	mutex_lock(&torus_registry_lock);

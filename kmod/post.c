@@ -141,7 +141,8 @@ static int torus_segs_from_user(struct torus_file *tf, struct torus_kdesc *d,
  * A kernel descriptor for checked @ud: its segments resolved, a send's route
  * and (sync) FIFO entry set. ERR_PTR on error, with nothing held.
  */
-static struct torus_kdesc *torus_kdesc_build(struct torus_file *tf, const struct torus_desc *ud)
+static struct torus_kdesc *torus_kdesc_build(struct torus_file *tf, const struct torus_desc *ud,
+					     size_t *bytes, gfp_t gfp)
 {
 	struct torus_node *n = tf->node;
 	struct torus_fabric *f = n->fab;
@@ -152,7 +153,8 @@ static struct torus_kdesc *torus_kdesc_build(struct torus_file *tf, const struct
 
 	if (send)
 		maxh = torus_route_max_hops(f, ud->flags & TORUS_SEND_ROUTE);
-	d = kmalloc(struct_size(d, segs, ud->nsegs) + maxh * sizeof(u32), GFP_KERNEL);
+	*bytes = struct_size(d, segs, ud->nsegs) + maxh * sizeof(u32);
+	d = kmalloc(*bytes, gfp);
 	if (!d)
 		return ERR_PTR(-ENOMEM);
 	/* the error paths below free @d with torus_kdesc_free(): no holds yet */
@@ -163,6 +165,11 @@ static struct torus_kdesc *torus_kdesc_build(struct torus_file *tf, const struct
 	d->mr_inflight = false;
 	d->park = NULL;
 	d->match = NULL;
+	d->prog = NULL;
+	d->prog_index = 0;
+	d->wait_counter = TORUS_PROG_NO_COUNTER;
+	d->wait_threshold = 0;
+	d->signal_counter = TORUS_PROG_NO_COUNTER;
 	ret = torus_segs_from_user(tf, d, ud);
 	if (ret)
 		goto err_free_desc;
@@ -195,7 +202,8 @@ static struct torus_kdesc *torus_kdesc_build(struct torus_file *tf, const struct
 	}
 	/* its FIFO entry if it arrives first: allocated here, not under the lock */
 	if (d->flags & TORUS_SEND_SYNC) {
-		d->park = kzalloc(sizeof(*d->park), GFP_KERNEL);
+		d->park = kzalloc(sizeof(*d->park), gfp);
+		*bytes += sizeof(*d->park);
 		if (!d->park) {
 			ret = -ENOMEM;
 			goto err_free_desc;
@@ -208,6 +216,20 @@ err_free_desc:
 	return ERR_PTR(ret);
 }
 
+/*
+ * A checked kernel copy of @ud for a program (memory charged to the
+ * caller's cgroup; *@bytes: its size), or an ERR_PTR.
+ */
+struct torus_kdesc *torus_kdesc_new(struct torus_file *tf, const struct torus_desc *ud,
+				    size_t *bytes)
+{
+	int ret = torus_desc_check(tf->node, ud);
+
+	if (ret)
+		return ERR_PTR(ret);
+	return torus_kdesc_build(tf, ud, bytes, GFP_KERNEL_ACCOUNT);
+}
+
 /* Validate, copy and queue one descriptor; @kick collects engines to start. */
 static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u32 *kick)
 {
@@ -215,12 +237,13 @@ static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u3
 	struct torus_fabric *f = n->fab;
 	struct torus_kdesc *d;
 	bool send = ud->op == TORUS_OP_SEND, more;
+	size_t bytes;
 	int ret;
 
 	ret = torus_desc_check(n, ud);
 	if (ret)
 		return ret;
-	d = torus_kdesc_build(tf, ud);
+	d = torus_kdesc_build(tf, ud, &bytes, GFP_KERNEL);
 	if (IS_ERR(d))
 		return PTR_ERR(d);
 	ret = torus_cq_reserve(n);

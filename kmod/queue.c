@@ -94,7 +94,10 @@ void __torus_complete(struct torus_kdesc *d, int status, u64 bytes, u32 peer, u6
 	if (status)
 		trace_torus_error(d->node->fab->id, d->node->id, d->port, d->op, peer, tag, e.bytes,
 				  status, t_start, t_end);
-	torus_cq_complete(d->node, &e);
+	if (d->prog)
+		__torus_prog_desc_done(d, &e);
+	else
+		torus_cq_complete(d->node, &e);
 }
 
 /* Oldest receive on @rp matching @tag, unlinked. Caller holds fab->lock. */
@@ -128,6 +131,14 @@ struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kde
 	return NULL;
 }
 
+/* Undo __torus_claim_msg(): @msg back at the head of @rp's FIFO. Caller holds fab->lock. */
+static void __torus_unclaim_msg(struct torus_port *rp, struct torus_fifo_msg *msg)
+{
+	list_add(&msg->list, &rp->fifo);
+	if (msg->send)
+		list_add_tail(&msg->park_entry, &msg->send->node->parked);
+}
+
 /*
  * Queue @d, built and holding its CQ slot, on @n: a send on its engine's
  * transmit queue, a receive on its port's receive queue, or, when a
@@ -138,31 +149,43 @@ struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kde
 int __torus_queue(struct torus_node *n, struct torus_kdesc *d, bool *kick)
 {
 	struct torus_port *rp = &n->ports[d->port];
+	u32 *count = d->op == TORUS_OP_SEND ? &rp->sq_count : &rp->rq_count;
+
+	if (*count >= n->fab->sq_depth)
+		return -EAGAIN;
+	(*count)++;
+	__torus_queue_counted(n, d, kick);
+	return 0;
+}
+
+/*
+ * Queue @d whose slot in its port's send or receive queue count is already
+ * taken (by __torus_queue(), or by its program at post). A send is ready
+ * at the node's clock, or later if @d->clock_ns (a program's dependency)
+ * says so. Caller holds fab->lock.
+ */
+void __torus_queue_counted(struct torus_node *n, struct torus_kdesc *d, bool *kick)
+{
+	struct torus_port *rp = &n->ports[d->port];
 	struct torus_fifo_msg *msg;
 
 	*kick = false;
 	if (d->op == TORUS_OP_SEND) {
-		if (rp->sq_count >= n->fab->sq_depth)
-			return -EAGAIN;
-		d->clock_ns = READ_ONCE(n->clock_ns);
+		d->clock_ns = max_t(u64, d->clock_ns, READ_ONCE(n->clock_ns));
 		list_add_tail(&d->list, &torus_node_engine(n, d->port)->txq);
-		rp->sq_count++;
 		*kick = true;
-		return 0;
+		return;
 	}
-	if (rp->rq_count >= n->fab->sq_depth)
-		return -EAGAIN;
 	msg = __torus_claim_msg(rp, d);
 	if (msg) {
+		rp->rq_count--;
 		d->match = msg;
 		list_add_tail(&d->list, &torus_node_engine(n, d->port)->rdq);
 		*kick = true;
-		return 0;
+		return;
 	}
 	list_add_tail(&d->list, &rp->rxq);
-	rp->rq_count++;
 	__torus_wake_waiters(&rp->waiters);
-	return 0;
 }
 
 /* Take the head send off its engine's queue. Caller holds fab->lock. */
@@ -181,7 +204,7 @@ static void __torus_unqueue_ready(struct torus_engine *eng, struct list_head *de
 	struct torus_kdesc *r, *tmp;
 
 	list_for_each_entry_safe_reverse(r, tmp, &eng->rdq, list) {
-		list_add(&r->match->list, &r->node->ports[r->port].fifo);
+		__torus_unclaim_msg(&r->node->ports[r->port], r->match);
 		r->match = NULL;
 		list_move(&r->list, dead);
 	}
@@ -242,6 +265,58 @@ void __torus_unqueue_file_mrs(struct torus_node *n, struct torus_file *tf, struc
 		__torus_unqueue_list_file_mrs(&n->ports[i].eng.txq, tf, dead, true);
 		__torus_unqueue_list_file_mrs(&n->ports[i].rxq, tf, dead, false);
 	}
+}
+
+static u32 __torus_unqueue_list_prog(struct list_head *q, struct torus_prog *p,
+				     struct list_head *dead, bool count)
+{
+	struct torus_kdesc *d, *tmp;
+	u32 moved = 0;
+
+	list_for_each_entry_safe(d, tmp, q, list) {
+		if (d->prog != p)
+			continue;
+		if (d->match) {
+			/* a ready receive: its message goes back to its FIFO's head */
+			__torus_unclaim_msg(&d->node->ports[d->port], d->match);
+			d->match = NULL;
+		} else if (count && d->op == TORUS_OP_SEND) {
+			d->node->ports[d->port].sq_count--;
+		} else if (count) {
+			d->node->ports[d->port].rq_count--;
+		}
+		list_move_tail(&d->list, dead);
+		moved++;
+	}
+	return moved;
+}
+
+/*
+ * Take program @p's queued descriptors off @n's queues to @dead: sends on
+ * the engines, receives posted or ready, and sync sends waiting by
+ * reference at a destination. Returns how many. Caller holds fab->lock.
+ */
+u32 __torus_unqueue_prog(struct torus_node *n, struct torus_prog *p, struct list_head *dead)
+{
+	struct torus_fifo_msg *msg, *tmp;
+	u32 i, moved;
+
+	moved = __torus_unqueue_list_prog(&n->eng1.rdq, p, dead, false);
+	moved += __torus_unqueue_list_prog(&n->eng1.txq, p, dead, true);
+	for (i = 0; i < n->fab->nports; i++) {
+		moved += __torus_unqueue_list_prog(&n->ports[i].eng.rdq, p, dead, false);
+		moved += __torus_unqueue_list_prog(&n->ports[i].eng.txq, p, dead, true);
+		moved += __torus_unqueue_list_prog(&n->ports[i].rxq, p, dead, true);
+	}
+	list_for_each_entry_safe(msg, tmp, &n->parked, park_entry) {
+		if (msg->send->prog != p)
+			continue;
+		list_del(&msg->list);
+		list_del_init(&msg->park_entry);
+		list_add_tail(&msg->send->list, dead);
+		moved++;
+	}
+	return moved;
 }
 
 /*

@@ -11,7 +11,12 @@
  *			engine that claimed it (off every list) until it
  *			completes.
  *   torus_file	one per open node file (file->private_data): its node and
- *			its registrations; freed at release.
+ *			its registrations; freed at release, after its
+ *			programs ended.
+ *   torus_prog	a posted program (prog.c): on its node's progs list from
+ *			post to its end (its completion), under fab->lock; it
+ *			owns its descriptors not yet queued and those taken
+ *			back, and frees them in a work item after its end.
  *   torus_mr		kref; the file's table holds one, every segment of a
  *			queued or moving descriptor that names it one. Its pages
  *			stay pinned (and charged to the registering mm) until
@@ -70,6 +75,8 @@ struct torus_file {
 	 */
 	struct xarray mrs;
 	u32 next_key;			/* cyclic key cursor, under the mrs xa_lock */
+	atomic_t progs;			/* its programs not yet freed (prog.c) */
+	u64 prog_bytes;			/* memory its programs hold, under fab->lock */
 };
 
 /*
@@ -106,6 +113,11 @@ struct torus_kdesc {
 	struct torus_fifo_msg *park;	/* TORUS_SEND_SYNC: its by-reference FIFO entry */
 	struct torus_fifo_msg *match;	/* recv on an engine's rdq: the message it claimed */
 	bool delayed;			/* send: DELAY fault already waited */
+	struct torus_prog *prog;	/* its program, or NULL */
+	u32 prog_index;			/* its index in the program */
+	u32 wait_counter;		/* program: TORUS_PROG_NO_COUNTER or the counter it waits on */
+	u32 wait_threshold;
+	u32 signal_counter;		/* program: TORUS_PROG_NO_COUNTER or the counter it adds 1 to */
 	u32 *route;			/* send: nhops link ids, in the tail */
 	struct torus_kseg segs[];	/* nsegs entries (each holding its mr), then route[] */
 };
@@ -209,6 +221,7 @@ struct torus_node {
 	struct torus_cal send_cal;	/* one-port: when the send engine is taken */
 	struct torus_cal recv_cal;	/* one-port: when the receive engine is taken */
 	struct list_head parked;	/* its sync sends waiting by reference (park_entry) */
+	struct list_head progs;		/* its programs not yet ended (torus_prog.entry) */
 	/* protected by cq.lock */
 	u64 clock_ns;
 	struct torus_node_counters cnt;
@@ -275,6 +288,35 @@ static inline bool torus_tag_matches(const struct torus_kdesc *r, u64 tag)
 	return (r->flags & TORUS_RECV_ANY_TAG) || r->tag == tag;
 }
 
+/*
+ * A program: descriptors that wait on and signal counters (PROG_POST).
+ * Every field is protected by fab->lock, except the work items.
+ */
+struct torus_prog {
+	struct list_head entry;		/* on node->progs until its end */
+	struct torus_node *node;
+	struct torus_file *file;	/* poster; its release waits until this is freed */
+	struct delayed_work abort_work;	/* timeout, or abort after a failure */
+	struct work_struct free_work;	/* after the end: frees @held and itself */
+	struct list_head held;		/* descriptors taken back (aborted), freed with it */
+	struct list_head *waiters;	/* per counter: its descriptors not yet queued */
+	u32 *count;			/* per counter: signals so far */
+	u64 *ready_ns;			/* per counter: latest end time signalled */
+	u32 ncounters;
+	u32 ndescs;
+	u32 unqueued;			/* descriptors still waiting on a counter */
+	u32 out;			/* queued (or moving) and not completed */
+	u32 done;			/* completed successfully */
+	u32 slots;			/* CQ slots it still holds */
+	u32 failed_index;		/* first failed or waited-for descriptor */
+	int status;			/* first failure, or why it was aborted */
+	bool aborted;			/* taken off the queues: nothing more fires */
+	bool ended;			/* its completion is written */
+	u64 user_data;
+	u64 t_start_ns, t_end_ns;	/* over its completed messages */
+	u64 bytes;			/* charged to file->prog_bytes */
+};
+
 /* main.c */
 extern struct dentry *torus_debugfs_root;
 extern int torus_engine_inline;
@@ -314,7 +356,14 @@ void torus_mr_done(struct torus_mr *mr);
 void torus_mr_put(struct torus_mr *mr);
 
 /* post.c */
+struct torus_kdesc *torus_kdesc_new(struct torus_file *tf, const struct torus_desc *ud,
+				    size_t *bytes);
 int torus_post(struct torus_file *tf, struct torus_post *p);
+
+/* prog.c */
+int torus_prog_post(struct torus_file *tf, struct torus_prog_post *pp);
+void __torus_prog_desc_done(struct torus_kdesc *d, const struct torus_cqe *e);
+void torus_prog_cancel_file(struct torus_file *tf);
 
 /* queue.c */
 void __torus_kdesc_mrs_done(struct torus_kdesc *d);
@@ -326,6 +375,8 @@ void __torus_complete(struct torus_kdesc *d, int status, u64 bytes, u32 peer, u6
 struct torus_kdesc *__torus_claim_recv(struct torus_port *rp, u64 tag);
 struct torus_fifo_msg *__torus_claim_msg(struct torus_port *rp, struct torus_kdesc *r);
 int __torus_queue(struct torus_node *n, struct torus_kdesc *d, bool *kick);
+void __torus_queue_counted(struct torus_node *n, struct torus_kdesc *d, bool *kick);
+u32 __torus_unqueue_prog(struct torus_node *n, struct torus_prog *p, struct list_head *dead);
 void __torus_unqueue_send(struct torus_kdesc *d);
 void __torus_unqueue_all(struct torus_node *n, struct list_head *dead);
 void __torus_unqueue_file_mrs(struct torus_node *n, struct torus_file *tf, struct list_head *dead);
@@ -357,6 +408,8 @@ int torus_cq_init(struct torus_cq *cq, u32 depth);
 void torus_cq_free(struct torus_cq *cq);
 int torus_cq_reserve(struct torus_node *n);
 void torus_cq_unreserve(struct torus_node *n);
+int torus_cq_reserve_n(struct torus_node *n, u32 k);
+void __torus_cq_release(struct torus_node *n, u32 k);
 void torus_cq_complete(struct torus_node *n, const struct torus_cqe *e);
 void torus_cq_drain(struct torus_node *n);
 int torus_cq_wait(struct torus_node *n, struct torus_cq_wait *w);

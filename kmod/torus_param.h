@@ -26,6 +26,13 @@
 #define TORUS_MAX_BATCH		256
 #define TORUS_MAX_MSG_BYTES	TORUS_MAX_MATRIX_BYTES
 
+/* Programs (PROG_POST): per program, and kernel memory per open file */
+#define TORUS_MAX_PROG_DESCS		4096
+#define TORUS_MAX_PROG_COUNTERS		4096
+#define TORUS_MAX_PROG_FANOUT		256
+#define TORUS_MAX_PROG_BYTES		SZ_64M
+#define TORUS_MAX_PROG_TIMEOUT_NS	3600000000000ULL	/* 1 h */
+
 /* Memory registration: per open file, per registration */
 #define TORUS_MAX_MRS		65536
 #define TORUS_MAX_MR_BYTES	SZ_1G

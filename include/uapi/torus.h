@@ -46,7 +46,8 @@
  * caller filled) followed by __u32 flags. Every errno an ioctl returns:
  * first the checks every command shares, in this order,
  *   ENOTTY      unknown command, or a command the device does not serve: the
- *               node commands (NODE_QUERY, POST, CQ_WAIT, MR_REG, MR_DEREG)
+ *               node commands (NODE_QUERY, POST, CQ_WAIT, MR_REG, MR_DEREG,
+ *               PROG_POST)
  *               on /dev/torus-ctl,
  *               the control commands (FABRIC_CREATE, FABRIC_DESTROY,
  *               LINK_FAULT) on a node device. The argument is not read.
@@ -103,6 +104,7 @@
  *               cannot be written back deregisters it)
  *   ETIMEDOUT   CQ_WAIT timed out with fewer than min_entries (count is set)
  *   EINTR       CQ_WAIT interrupted by a signal (count is set)
+ *   PROG_POST's own: see "Programs" below
  * A POST that fails part way returns the first failing descriptor's errno,
  * with the ones before it posted (posted says how many).
  *
@@ -160,6 +162,47 @@
  *   waits for a synchronous send's completion before posting the receive
  *   its peer's message needs deadlocks, exactly as with MPI_Ssend: post
  *   the receives of a step first, or together.
+ *
+ * Programs (PROG_POST, TORUS_FEAT_PROGRAM)
+ *   A program is a list of descriptors posted in one call and run by the
+ *   port engines as their dependencies are met, with no process step in
+ *   between (triggered operations, as Portals 4 counters or CORE-Direct
+ *   WAIT requests). Each descriptor may wait for a counter of the program to
+ *   reach a threshold, and may add 1 to a counter when it completes
+ *   successfully. The whole program is checked before anything is queued
+ *   (all or nothing): every descriptor as POST checks it, counters in range,
+ *   a threshold of at least 1 and at most the number of descriptors before
+ *   it that signal its counter (so no cycle, and no threshold that can never
+ *   be reached), at most max_prog_fanout descriptors waiting on one
+ *   counter; its CQ slots (one per descriptor and one for the program) and
+ *   its send and receive queue slots (sq_depth per port) are reserved up
+ *   front. Descriptors without a counter are queued at once, the others
+ *   when their counter reaches their threshold. A send that waited starts
+ *   in virtual time no earlier than the latest end time of the completions
+ *   that signalled its counter (not its node's clock at post), so the
+ *   fabric's makespan reflects each message's own dependencies.
+ *   Completions: a descriptor that succeeds writes none; one that fails
+ *   writes its own (flag TORUS_CQE_PROG, its user_data and status); then the
+ *   program writes one (op TORUS_OP_PROG, see struct torus_cqe) when all its
+ *   descriptors completed, or after a failure, a timeout or a cancel, once
+ *   the descriptors an engine was already moving completed: the ones still
+ *   waiting or queued are then dropped without a completion of their own.
+ *   The program's status is the first failed descriptor's, -ETIMEDOUT after
+ *   timeout_ns, or -ECANCELED when the file that posted it is closed (the
+ *   close waits for the descriptors being moved, then nothing of the
+ *   program is held: pages, CQ and queue slots, memory). While a program
+ *   runs, MR_DEREG of a registration it names is EBUSY, as for any
+ *   descriptor. Kernel memory for programs is charged to the caller's
+ *   memory cgroup and capped per open file (max_prog_bytes: ENOSPC).
+ *   PROG_POST's own errors: EINVAL (count 0 or above max_prog_descs,
+ *   ncounters or timeout_ns above their limit, desc_size below the
+ *   minimum, a descriptor as POST, a counter out of range, a threshold 0
+ *   with a counter or not 0 without one, above what the descriptors before
+ *   it signal, or a counter with more than max_prog_fanout waiters),
+ *   EAGAIN (the CQ or a port's queue has no room for the whole program),
+ *   ENOSPC (the file's programs would hold more than max_prog_bytes), and
+ *   POST's ENOENT, EACCES, EFAULT, E2BIG and EOPNOTSUPP for a descriptor
+ *   (error_index names it).
  *
  * Waiting (CQ_WAIT)
  *   CQ_WAIT sleeps until min_entries completions are ready and wakes once
@@ -229,6 +272,7 @@ enum {
 	TORUS_CMD_LINK_FAULT,
 	TORUS_CMD_MR_REG,
 	TORUS_CMD_MR_DEREG,
+	TORUS_CMD_PROG_POST,
 	TORUS_CMD_LAST,
 };
 
@@ -240,6 +284,7 @@ enum {
 #define TORUS_FEAT_MR (1ULL << 4)	 /* MR_REG/MR_DEREG, TORUS_DESC_SGE */
 #define TORUS_FEAT_CQ_WAKE_ONCE (1ULL << 5) /* CQ_WAIT wakes once, at min_entries */
 #define TORUS_FEAT_SEND_SYNC (1ULL << 6) /* TORUS_SEND_SYNC */
+#define TORUS_FEAT_PROGRAM (1ULL << 7)	 /* PROG_POST: triggered descriptors */
 
 /**
  * struct torus_handshake - TORUS_IOC_HANDSHAKE (ctl and node devices)
@@ -257,6 +302,14 @@ enum {
  * @max_mrs: out, most registrations one open file holds (TORUS_FEAT_MR)
  * @__reserved: out, 0
  * @max_mr_bytes: out, longest registration (TORUS_FEAT_MR)
+ * @max_prog_descs: out, most descriptors in one program (TORUS_FEAT_PROGRAM)
+ * @max_prog_counters: out, most counters in one program
+ * @max_prog_fanout: out, most descriptors of a program waiting on one counter
+ * @__reserved2: out, 0
+ * @max_prog_bytes: out, kernel memory the programs of one open file may hold
+ * @max_prog_timeout_ns: out, longest program timeout
+ * The fields from @max_prog_descs on were added with TORUS_FEAT_PROGRAM: a
+ * caller that knows only the older, shorter struct gets that prefix.
  */
 struct torus_handshake {
 	__u32 size;
@@ -273,6 +326,12 @@ struct torus_handshake {
 	__u32 max_mrs;
 	__u32 __reserved;
 	__aligned_u64 max_mr_bytes;
+	__u32 max_prog_descs;
+	__u32 max_prog_counters;
+	__u32 max_prog_fanout;
+	__u32 __reserved2;
+	__aligned_u64 max_prog_bytes;
+	__aligned_u64 max_prog_timeout_ns;
 };
 #define TORUS_IOC_HANDSHAKE _IO(TORUS_TYPE, TORUS_CMD_HANDSHAKE)
 
@@ -410,6 +469,7 @@ struct torus_seg {
 enum torus_op {
 	TORUS_OP_SEND = 1,
 	TORUS_OP_RECV = 2,
+	TORUS_OP_PROG = 3, /* a program's completion (torus_cqe.op only) */
 };
 
 /*
@@ -493,6 +553,7 @@ struct torus_post {
 
 /* torus_cqe.flags */
 #define TORUS_CQE_OVERFLOW (1U << 0) /* completions were lost before this one */
+#define TORUS_CQE_PROG (1U << 1)     /* a descriptor of a program, which failed */
 
 /**
  * struct torus_cqe - one completion
@@ -505,6 +566,12 @@ struct torus_post {
  * @peer: recv: the sending node; send: the destination node
  * @flags: TORUS_CQE_*
  * @t_start_ns, @t_end_ns: virtual start and end of the message
+ * A program's own completion (op TORUS_OP_PROG) has the program's
+ * @user_data, @status 0 or the first failure's (see PROG_POST), @peer the
+ * index of the descriptor that failed or that it still waited for
+ * (TORUS_NO_NODE when it succeeded), @bytes the number of its descriptors
+ * that completed successfully, @tag and @port 0, and the earliest start and
+ * latest end of its messages.
  */
 struct torus_cqe {
 	__aligned_u64 user_data;
@@ -644,5 +711,57 @@ struct torus_mr_dereg {
 	__u32 __reserved;
 };
 #define TORUS_IOC_MR_DEREG _IO(TORUS_TYPE, TORUS_CMD_MR_DEREG)
+
+/* torus_prog_desc: no counter */
+#define TORUS_PROG_NO_COUNTER 0xffffffffu
+
+/**
+ * struct torus_prog_desc - one descriptor of a program (TORUS_IOC_PROG_POST)
+ * @desc: the descriptor, with the rules of TORUS_IOC_POST
+ * @wait_counter: TORUS_PROG_NO_COUNTER: it is queued at once; else it is
+ *	queued when this counter reaches @wait_threshold
+ * @wait_threshold: with @wait_counter, 1 up to the number of descriptors
+ *	before this one that signal @wait_counter; else 0
+ * @signal_counter: TORUS_PROG_NO_COUNTER, or a counter that this
+ *	descriptor's successful completion adds 1 to
+ * @__reserved: must be 0
+ */
+struct torus_prog_desc {
+	struct torus_desc desc;
+	__u32 wait_counter;
+	__u32 wait_threshold;
+	__u32 signal_counter;
+	__u32 __reserved;
+};
+
+/**
+ * struct torus_prog_post - TORUS_IOC_PROG_POST (node device): post a
+ *	program, descriptors that wait on counters and signal them, in one call
+ * @size: sizeof(struct torus_prog_post)
+ * @flags: must be 0
+ * @count: descriptors at @descs, 1..max_prog_descs
+ * @desc_size: sizeof(struct torus_prog_desc) as the caller knows it (>= the
+ *	kernel's; a larger one must have a zero tail, else E2BIG)
+ * @descs: user pointer to @count descriptors, @desc_size bytes apart
+ * @ncounters: counters of the program, 0..max_prog_counters, all start at 0
+ * @error_index: out, on EINVAL, E2BIG, EOPNOTSUPP, EFAULT, ENOENT or
+ *	EACCES from a descriptor: its index; else TORUS_NO_NODE
+ * @user_data: returned in the program's completion
+ * @timeout_ns: the program fails with -ETIMEDOUT if it has not completed
+ *	this long after the post (wall clock); 0 = no timeout; at most
+ *	max_prog_timeout_ns
+ */
+struct torus_prog_post {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 desc_size;
+	__aligned_u64 descs;
+	__u32 ncounters;
+	__u32 error_index;
+	__aligned_u64 user_data;
+	__aligned_u64 timeout_ns;
+};
+#define TORUS_IOC_PROG_POST _IO(TORUS_TYPE, TORUS_CMD_PROG_POST)
 
 #endif /* _UAPI_TORUS_H */

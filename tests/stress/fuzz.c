@@ -135,7 +135,8 @@ static unsigned long fz_failures, fz_planted, fz_planted_ok, fz_valid, fz_valid_
 static unsigned long fz_cqes;	   /* completions read back and checked */
 static unsigned long fz_mr_made, fz_mr_gone, fz_sge_posted; /* registrations, keyed descriptors */
 static unsigned long fz_sync_posted; /* TORUS_SEND_SYNC sends */
-static unsigned long fz_cqe_status[7]; /* of them, per documented status (fz_check_cqes) */
+static unsigned long fz_cqe_status[8]; /* of them, per documented status (fz_check_cqes) */
+static unsigned long fz_progs_posted, fz_prog_cqes; /* programs accepted, program completions */
 static unsigned long fz_by_errno[160];
 
 static void fz_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -203,10 +204,13 @@ static const struct fz_cmd fz_cmds[] = {
 	{ "mr_dereg", TORUS_IOC_MR_DEREG, sizeof(struct torus_mr_dereg),
 	  fz_offsetofend(struct torus_mr_dereg, __reserved), 0, 0, 1,
 	  FZ_BASE | B(ENOENT) | B(EBUSY), 1 },
+	{ "prog_post", TORUS_IOC_PROG_POST, sizeof(struct torus_prog_post),
+	  fz_offsetofend(struct torus_prog_post, timeout_ns), 0, 0, 1,
+	  FZ_BASE | B(EAGAIN) | B(ENOMEM) | B(ENOENT) | B(EACCES) | B(ENOSPC), 1 },
 };
 
 enum { FZ_HS, FZ_CREATE, FZ_DESTROY, FZ_FQUERY, FZ_NQUERY, FZ_POST, FZ_WAIT, FZ_COUNTERS,
-       FZ_FAULT, FZ_MR_REG, FZ_MR_DEREG, FZ_NCMDS };
+       FZ_FAULT, FZ_MR_REG, FZ_MR_DEREG, FZ_PROG, FZ_NCMDS };
 
 static const char *fz_errname(int e)
 {
@@ -558,7 +562,8 @@ static void fz_record(const struct fz_cmd *c, int err)
 static void fz_check_cqes(const char *name, const struct torus_cq_wait *out, const struct torus_cq_wait *in)
 {
 	static const int statuses[FZ_ARRAY_SIZE(fz_cqe_status)] = {
-		0, -EMSGSIZE, -ECANCELED, -ENOLINK, -EHOSTUNREACH, -ECONNREFUSED, -ENOMEM
+		0, -EMSGSIZE, -ECANCELED, -ENOLINK, -EHOSTUNREACH, -ECONNREFUSED, -ENOMEM,
+		-ETIMEDOUT	/* a program's, after its timeout */
 	};
 	const struct torus_cqe *e = (const void *)(uintptr_t)in->entries;
 
@@ -581,11 +586,16 @@ static void fz_check_cqes(const char *name, const struct torus_cq_wait *out, con
 		if (!known)
 			fz_fail(name, "completion %u: status %d (%s) is not a documented completion status", i,
 				e[i].status, strerror(-e[i].status));
-		if (e[i].op != TORUS_OP_SEND && e[i].op != TORUS_OP_RECV)
+		if (e[i].op != TORUS_OP_SEND && e[i].op != TORUS_OP_RECV && e[i].op != TORUS_OP_PROG)
 			fz_fail(name, "completion %u: op %u", i, e[i].op);
+		if (e[i].status == -ETIMEDOUT && e[i].op != TORUS_OP_PROG)
+			fz_fail(name, "completion %u: ETIMEDOUT on a descriptor", i);
+		if ((e[i].flags & TORUS_CQE_PROG) && (!e[i].status || e[i].op == TORUS_OP_PROG))
+			fz_fail(name, "completion %u: TORUS_CQE_PROG on a success or a program", i);
+		fz_prog_cqes += e[i].op == TORUS_OP_PROG;
 		if (e[i].port >= TORUS_MAX_PORTS)
 			fz_fail(name, "completion %u: port %u", i, e[i].port);
-		if (e[i].flags & ~TORUS_CQE_OVERFLOW)
+		if (e[i].flags & ~(TORUS_CQE_OVERFLOW | TORUS_CQE_PROG))
 			fz_fail(name, "completion %u: unknown flags 0x%x", i, e[i].flags);
 		if (e[i].t_end_ns < e[i].t_start_ns)
 			fz_fail(name, "completion %u: ends at %llu ns before it starts at %llu ns", i,
@@ -637,6 +647,7 @@ static void fz_ioctl(void)
 		struct torus_link_fault lf;
 		struct torus_mr_reg mr;
 		struct torus_mr_dereg mrd;
+		struct torus_prog_post prog;
 		unsigned char raw[512];
 	} a;
 	static struct torus_desc descs[16];
@@ -859,6 +870,78 @@ static void fz_ioctl(void)
 		if (fz_chance(3))
 			a.mrd.__reserved = 1;
 		break;
+	case FZ_PROG: {
+		/*
+		 * A program: mostly well formed (each descriptor waits on what
+		 * earlier ones signal), or adversarial: a cycle, a threshold
+		 * nothing reaches, a counter out of range, a huge fan-out. Its
+		 * dependencies may never fire (receives nobody sends to): a
+		 * timeout, or the close of its file, ends it.
+		 */
+		static struct torus_prog_desc pd[300];
+		static const uint64_t tmo[] = { 0, 0, 1000000, 5000000, 50000000 };
+		uint32_t n = 1 + fz_below(fz_chance(90) ? 8 : 16), nc = fz_below(5), sig[8] = { 0 };
+		uint32_t r = fz_below(100), dsz = sizeof(struct torus_prog_desc);
+
+		if (r < 3)
+			n = 300;	/* fan-out past the limit, or past the queues */
+		memset(pd, 0, sizeof(pd));
+		for (uint32_t i = 0; i < n; i++) {
+			struct torus_prog_desc *x = &pd[i];
+
+			fz_gen_desc(&x->desc, fb, nf ? nf->node : 0, nf);
+			x->wait_counter = TORUS_PROG_NO_COUNTER;
+			x->signal_counter = TORUS_PROG_NO_COUNTER;
+			if (nc && (n == 300 || fz_chance(50))) {
+				uint32_t c = n == 300 ? 0 : fz_below(nc);
+
+				if (sig[c] || n == 300) {
+					x->wait_counter = c;
+					x->wait_threshold = 1 + fz_below(sig[c] ? sig[c] : 1);
+				}
+			}
+			if (nc && fz_chance(60)) {
+				x->signal_counter = fz_below(nc);
+				sig[x->signal_counter]++;
+			}
+		}
+		if (n == 300 && nc)
+			pd[0].wait_counter = TORUS_PROG_NO_COUNTER, pd[0].wait_threshold = 0,
+			pd[0].signal_counter = 0;
+		if (fz_chance(15)) {
+			struct torus_prog_desc *x = &pd[fz_below(n)];
+
+			switch (fz_below(6)) {
+			case 0: x->wait_counter = nc ? fz_below(nc) : 0;	/* a cycle or unreachable */
+				x->wait_threshold = n + 1; break;
+			case 1: x->wait_counter = nc + fz_below(3); x->wait_threshold = 1; break;
+			case 2: x->signal_counter = fz_u32_edge() | nc; break;
+			case 3: x->wait_threshold = 1 + fz_below(3); break;	/* maybe without a counter */
+			case 4: x->__reserved = fz_u32_edge() | 1; break;
+			default: x->wait_counter = nc ? nc - 1 : 0; x->wait_threshold = 0; break;
+			}
+		}
+		a.prog.count = n;
+		a.prog.ncounters = nc;
+		a.prog.timeout_ns = tmo[fz_below(FZ_ARRAY_SIZE(tmo))];
+		a.prog.user_data = fz_rand();
+		if (fz_chance(3))
+			a.prog.ncounters = fz_u32_edge();
+		if (fz_chance(3))
+			a.prog.timeout_ns = fz_u64_edge();
+		if (fz_chance(3))
+			a.prog.count = fz_chance(50) ? 0 : fz_hs.max_prog_descs + 1;
+		if (fz_chance(5))
+			dsz = fz_chance(50) ? dsz - 8 : fz_u32_edge() % 256;
+		a.prog.desc_size = dsz;
+		if (dsz == sizeof(struct torus_prog_desc))
+			a.prog.descs = fz_user_buf(pd, n * sizeof(pd[0]), &bad, 4 * fz_page);
+		else
+			a.prog.descs = (uintptr_t)pd;	/* EINVAL or E2BIG before it is read */
+		if (fz_chance(3))
+			a.prog.error_index = fz_rand();	/* an out field on input is ignored */
+		break;
+	}
 	}
 
 	/* the common header: size and flags, sometimes broken on purpose */
@@ -1022,6 +1105,8 @@ static void fz_ioctl(void)
 	}
 	if (ci == FZ_MR_DEREG && !err)
 		fz_mr_gone++;
+	if (ci == FZ_PROG && !err)
+		fz_progs_posted++;
 	if (ci == FZ_POST && !err)
 		for (uint32_t i = 0; i < a.post.count && i < 16; i++) {
 			fz_sge_posted += !!(descs[i].flags & TORUS_DESC_SGE);
@@ -1488,9 +1573,10 @@ int main(int argc, char **argv)
 			printf(" %s=%lu", fz_errname(i), fz_by_errno[i]);
 	printf("\n# valid calls %lu/%lu succeeded; planted errors %lu/%lu exact; %lu completions checked\n",
 	       fz_valid_ok, fz_valid, fz_planted_ok, fz_planted, fz_cqes);
-	printf("# completion statuses: 0=%lu EMSGSIZE=%lu ECANCELED=%lu ENOLINK=%lu EHOSTUNREACH=%lu ECONNREFUSED=%lu ENOMEM=%lu\n",
+	printf("# completion statuses: 0=%lu EMSGSIZE=%lu ECANCELED=%lu ENOLINK=%lu EHOSTUNREACH=%lu ECONNREFUSED=%lu ENOMEM=%lu ETIMEDOUT=%lu\n",
 	       fz_cqe_status[0], fz_cqe_status[1], fz_cqe_status[2], fz_cqe_status[3], fz_cqe_status[4],
-	       fz_cqe_status[5], fz_cqe_status[6]);
+	       fz_cqe_status[5], fz_cqe_status[6], fz_cqe_status[7]);
+	printf("# programs: %lu posted, %lu program completions checked\n", fz_progs_posted, fz_prog_cqes);
 	printf("# registrations: %lu made, %lu deregistered by MR_DEREG (the rest at close); "
 	       "%lu keyed descriptors posted, %lu synchronous sends\n", fz_mr_made, fz_mr_gone, fz_sge_posted,
 	       fz_sync_posted);

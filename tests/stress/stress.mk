@@ -23,7 +23,29 @@ $(O)/tests/vm/faults: tests/stress/faults.c tests/vm/torus_util.h tests/unit/tby
 	@mkdir -p $(@D); rm -f $@
 	$(CC) $(STRESS_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
 
-.PHONY: check-debug check-debug-warm debug-kernel
+.PHONY: check-debug check-debug-warm debug-kernel fuzz-campaign
+
+# A fuzzing campaign in one guest: make fuzz-campaign SEEDS=500 MINUTES=60
+# [FIRST_SEED=1] [CALLS=20000] [KERNEL=debug]. Each seed runs the fuzzer
+# (programs included) for CALLS calls; the campaign stops after SEEDS seeds
+# or MINUTES minutes, whichever comes first, and says how many ran. With
+# KERNEL=debug it runs on the cached debug kernel (make debug-kernel builds
+# it). Not part of make check: a campaign is hundreds of seeds.
+SEEDS ?= 500
+MINUTES ?= 60
+FIRST_SEED ?= 1
+CALLS ?= 20000
+fuzz-campaign: $(O)/tests/vm/fuzz
+	@if [ "$(KERNEL)" = debug ]; then \
+		paths=$$(utils/torus-kbuild --print) || { echo "fuzz-campaign: no debug kernel (make debug-kernel)" >&2; exit 1; }; \
+		eval "$$paths"; \
+		utils/torus-vm --kernel "$$KERNEL" --modules "$$MODULES" --kdir "$$KDIR" --mem 2048 \
+			--timeout $$(( $(MINUTES) * 60 + 600 )) \
+			-- tests/stress/fuzz-campaign $(FIRST_SEED) $(SEEDS) $(MINUTES) $(CALLS); \
+	else \
+		utils/torus-vm --timeout $$(( $(MINUTES) * 60 + 300 )) \
+			-- tests/stress/fuzz-campaign $(FIRST_SEED) $(SEEDS) $(MINUTES) $(CALLS); \
+	fi
 
 # The debug-kernel lane: build (once; cached under /var/cache/torus-kbuild,
 # keyed by the linux-source version and the option list) a KASAN + lockdep +
@@ -45,7 +67,7 @@ debug-kernel:
 # kmemleak scan. test_fabric and the other collectives over the device run in
 # the stock-kernel guest suite; `make check-debug` runs the whole guest suite
 # on the debug kernel.
-DEBUG_CHECK_PROGS := $(addprefix $(O)/tests/vm/,test_abi test_traffic test_mr test_unload fuzz stress faults zcopy_dev)
+DEBUG_CHECK_PROGS := $(addprefix $(O)/tests/vm/,test_abi test_traffic test_mr test_prog test_unload fuzz stress faults zcopy_dev)
 
 check-debug-warm:
 	@if utils/torus-kbuild --check; then \

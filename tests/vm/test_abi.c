@@ -88,10 +88,12 @@ static const struct ioc iocs[] = {
 	{ "link_fault", TORUS_IOC_LINK_FAULT, sizeof(struct torus_link_fault), 0, 1, 0 },
 	{ "mr_reg", TORUS_IOC_MR_REG, sizeof(struct torus_mr_reg), 1, 0, 0 },
 	{ "mr_dereg", TORUS_IOC_MR_DEREG, sizeof(struct torus_mr_dereg), 1, 0, 0 },
+	{ "prog_post", TORUS_IOC_PROG_POST, sizeof(struct torus_prog_post), 1, 0, 0 },
 };
 
 #define ARGBUF 1024
 static struct torus_desc valid_desc;
+static struct torus_prog_desc valid_pdesc;
 static struct torus_seg valid_seg;
 static struct torus_cqe cqe_buf[4];
 static unsigned char mr_buf[256];
@@ -144,6 +146,22 @@ static void valid_arg(const struct ioc *i, const struct tv_fabric *f, void *buf)
 	case TORUS_CMD_MR_DEREG:
 		((struct torus_mr_dereg *)buf)->key = 1; /* ENOENT or a registration above */
 		break;
+	case TORUS_CMD_PROG_POST: {
+		struct torus_prog_post *p = buf;
+
+		/* one receive nobody sends to: the program times out after 1 ms */
+		valid_seg.offset = 0;
+		valid_seg.length = 64;
+		memset(&valid_pdesc, 0, sizeof(valid_pdesc));
+		tv_recv_desc(&valid_pdesc.desc, 0, 1, &valid_seg, 1, 0);
+		valid_pdesc.wait_counter = TORUS_PROG_NO_COUNTER;
+		valid_pdesc.signal_counter = TORUS_PROG_NO_COUNTER;
+		p->count = 1;
+		p->desc_size = sizeof(valid_pdesc);
+		p->descs = (uintptr_t)&valid_pdesc;
+		p->timeout_ns = 1000000;
+		break;
+	}
 	}
 }
 
@@ -175,7 +193,7 @@ TEST_F(abi, handshake__reports_version_limits_and_ioctls)
 		EXPECT_EQ(0, h.features & ~(__u64)(TORUS_FEAT_ONE_PORT | TORUS_FEAT_ROUTE |
 						 TORUS_FEAT_LINK_FAULT | TORUS_FEAT_EPOLL |
 						 TORUS_FEAT_MR | TORUS_FEAT_CQ_WAKE_ONCE |
-						 TORUS_FEAT_SEND_SYNC));
+						 TORUS_FEAT_SEND_SYNC | TORUS_FEAT_PROGRAM));
 		EXPECT_TRUE(h.features & TORUS_FEAT_MR);
 		EXPECT_LE(1, h.max_mrs);
 		EXPECT_LE(1 << 20, h.max_mr_bytes);
@@ -682,8 +700,11 @@ TEST_F(abi, ioctl__command_on_the_wrong_device_is_enotty)
 		EXPECT_EQ(-ENOTTY, tv_ioctl(fd, i->cmd, buf)) TH_LOG("%s on the other device", i->name);
 		EXPECT_EQ(-ENOTTY, tv_ioctl(fd, i->cmd, NULL)) TH_LOG("%s, NULL argument", i->name);
 	}
-	/* node_query, post, cq_wait, mr_reg, mr_dereg; fabric_create, fabric_destroy, link_fault */
-	EXPECT_EQ(8, wrong);
+	/*
+	 * node_query, post, cq_wait, mr_reg, mr_dereg, prog_post; fabric_create,
+	 * fabric_destroy, link_fault
+	 */
+	EXPECT_EQ(9, wrong);
 	EXPECT_EQ(before, count_fabrics(self->ctl));
 	EXPECT_EQ(-EBUSY, tv_destroy(self->ctl, self->f.id));
 }
