@@ -32,10 +32,16 @@
  * verbs transport) runs unchanged.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/direct.h"
+
+#define ATAPE_CITE_XOR \
+	"All-to-All Communication slides, ATAPE: Latin square of basic permutations (second construction), row i = j XOR gray(i)"
+#define ATAPE_CITE_GRAY \
+	"All-to-All Communication slides, ATAPE: Latin square of the torus translation group, rows in reflected Gray-code order"
 
 static int is_pow2(int p)
 {
@@ -69,9 +75,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "atape: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-	s = tc_sched_new(shape, TC_ALLTOALL, "atape",
-			 xor ? "All-to-All Communication slides, ATAPE: Latin square of basic permutations (second construction), row i = j XOR gray(i)"
-			     : "All-to-All Communication slides, ATAPE: Latin square of the torus translation group, rows in reflected Gray-code order",
+	s = tc_sched_new(shape, TC_ALLTOALL, "atape", xor ? ATAPE_CITE_XOR : ATAPE_CITE_GRAY,
 			 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
 	m = malloc(sizeof(*m) * p);
 	if (!s || !m)
@@ -106,10 +110,119 @@ err_free:
 			       "atape: building the schedule failed");
 }
 
+/*
+ * The rows' offsets g_1 .. g_(P-1) of the translation Latin square (the
+ * reflected Gray code, as build() walks it): P * ndims ints, computed once per
+ * shape and kept for the process, so a node's part (and the run-time check's
+ * one-message part of a peer) finds row i in O(1).
+ */
+struct atape_rows {
+	struct atape_rows *next;
+	struct tc_shape shape;
+	int *g; /* g[i * ndims + d] */
+};
+
+static pthread_mutex_t atape_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct atape_rows *atape_head; /* protected by atape_lock; never freed */
+
+static const int *atape_rows(const struct tc_shape *sh)
+{
+	struct atape_rows *r;
+	int g[TC_MAX_DIMS] = { 0 }, dir[TC_MAX_DIMS];
+
+	pthread_mutex_lock(&atape_lock);
+	for (r = atape_head; r; r = r->next)
+		if (tc_shape_equal(&r->shape, sh))
+			break;
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (r)
+			r->g = calloc((size_t)sh->nodes * sh->ndims, sizeof(*r->g));
+		if (r && r->g) {
+			r->shape = *sh;
+			for (int d = 0; d < TC_MAX_DIMS; d++)
+				dir[d] = 1;
+			for (int i = 1; i < sh->nodes; i++) {
+				gray_next(sh, g, dir);
+				for (int d = 0; d < sh->ndims; d++)
+					r->g[(size_t)i * sh->ndims + d] = g[d];
+			}
+			r->next = atape_head;
+			atape_head = r;
+		} else {
+			if (r)
+				free(r->g);
+			free(r);
+			r = NULL;
+		}
+	}
+	pthread_mutex_unlock(&atape_lock);
+	return r ? r->g : NULL;
+}
+
+/* Node n's part: in step i-1 it sends to n XOR gray(i) (P a power of two) or n + g_i, and receives from
+ * n XOR gray(i) or n - g_i, one block each. */
+static int part(struct tc_part *pt, const char **why)
+{
+	const struct tc_shape *sh = &pt->shape;
+	const int p = sh->nodes, n = pt->node, xor = is_pow2(p);
+	const int *rows = NULL;
+	int lo, hi, err = 0;
+
+	if (p < 2) {
+		*why = "atape: shape not initialised by tc_shape_init";
+		return -EINVAL;
+	}
+	pt->cite = xor ? ATAPE_CITE_XOR : ATAPE_CITE_GRAY;
+	pt->claims = TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST;
+	if (!xor) {
+		rows = atape_rows(sh);
+		if (!rows) {
+			*why = "atape: out of memory for the Latin square's rows";
+			return -ENOMEM;
+		}
+	}
+	/* a part filtered to one step (tc_part_only) generates that step alone */
+	lo = tc_part_only_step(pt) >= 0 ? (int)tc_part_only_step(pt) + 1 : 1;
+	hi = tc_part_only_step(pt) >= 0 ? lo + 1 : p;
+	for (int i = lo; i < hi && i < p && !err; i++) {
+		int to, from;
+
+		if (xor) {
+			to = from = n ^ (i ^ (i >> 1));
+		} else {
+			int c[TC_MAX_DIMS], b[TC_MAX_DIMS];
+
+			tc_shape_coords(sh, n, c);
+			for (int d = 0; d < sh->ndims; d++) {
+				b[d] = c[d] - rows[(size_t)i * sh->ndims + d];
+				c[d] += rows[(size_t)i * sh->ndims + d];
+			}
+			to = tc_shape_node(sh, c);
+			from = tc_shape_node(sh, b);
+		}
+		err = tc_part_at(pt, i - 1);
+		if (!err)
+			err = tc_direct_part_msg(pt, n, to);
+		if (!err)
+			err = tc_part_blk(pt, n, to);
+		if (!err)
+			err = tc_direct_part_msg(pt, from, n);
+		if (!err)
+			err = tc_part_blk(pt, from, n);
+	}
+	if (!err)
+		err = tc_part_finish(pt, p - 1);
+	if (err)
+		*why = "atape: building the node's part failed";
+	return err;
+}
+
 const struct tc_algo tc_algo_atape = {
 	.name = "atape",
 	.coll = TC_ALLTOALL,
 	.summary = "Latin-square direct exchange, each step a permutation (All-to-All Communication slides, ATAPE)",
 	.build = build,
 	.flags = TC_ALGO_DIRECT_P2,
+	.part = part,
 };
