@@ -6,7 +6,8 @@
  *
  *   mpirun -np 16 --mca pml ucx --mca pml_ucx_devices any --mca pml_ucx_tls any \
  *       -x UCX_NET_DEVICES=rxe0:1 -x UCX_TLS=rc_verbs,ud_verbs,self \
- *       -x UCX_UD_VERBS_ETH_DGID_CHECK=n bench_mpi [--sizes "64 1024 ..."]
+ *       -x UCX_UD_VERBS_ETH_DGID_CHECK=n bench_mpi [--sizes "64 1024 ..."] \
+ *       [--colls alltoall,allgather] [--iters N]
  *
  * Built with mpicc when it is installed (a benchmark, not a test).
  */
@@ -15,18 +16,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * BENCH_PERF_CTL names the control fifo of a `perf record -D -1 --control
+ * fifo:CTL,ACK` (tests/verbs/profile): rank 0 enables the recording just
+ * before the timed iterations and disables it after them, so the profile
+ * holds those alone (not the start, the connections or the probe).
+ */
+static void perf_ctl(int me, const char *cmd)
+{
+	const char *ctl = getenv("BENCH_PERF_CTL"), *ack = getenv("BENCH_PERF_ACK");
+	char buf[8];
+	FILE *f;
+
+	if (me || !ctl || !*ctl || !(f = fopen(ctl, "w")))
+		return;
+	fprintf(f, "%s\n", cmd);
+	fclose(f);
+	if (ack && *ack && (f = fopen(ack, "r"))) { /* perf's answer: the change is in effect */
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static char def_sizes[] = "64 1024 16384 65536 262144 1048576";
 	char *sizes_s = def_sizes;
-	int me, P;
+	int me, P, want_iters = 0, colls = 3;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &me);
 	MPI_Comm_size(MPI_COMM_WORLD, &P);
-	for (int i = 1; i + 1 < argc; i += 2)
+	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--sizes"))
 			sizes_s = argv[i + 1];
+		else if (!strcmp(argv[i], "--iters"))
+			want_iters = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--colls"))
+			colls = (strstr(argv[i + 1], "alltoall") ? 1 : 0) | (strstr(argv[i + 1], "allgather") ? 2 : 0);
+	}
 	if (!me)
 		printf("# %d ranks, Open MPI; t = slowest rank, S = m * P, busbw = algbw * (P-1)/P\n"
 		       "# %-9s %-14s %10s %6s %12s %12s %12s\n",
@@ -34,11 +63,13 @@ int main(int argc, char **argv)
 	for (int c = 0; c < 2; c++) {
 		char list[256], *tok;
 
+		if (!(colls & (1 << c)))
+			continue;
 		snprintf(list, sizeof(list), "%s", sizes_s);
 		for (tok = strtok(list, " ,"); tok; tok = strtok(NULL, " ,")) {
 			size_t m = strtoul(tok, NULL, 10), S = m * P;
 			char *sb = malloc(c ? m : S), *rb = malloc(S);
-			int iters = S * P <= (1u << 20) ? 10 : S * P <= (16u << 20) ? 3 : 1;
+			int iters = want_iters > 0 ? want_iters : S * P <= (1u << 20) ? 10 : S * P <= (16u << 20) ? 3 : 1;
 			double t0, t, tmax;
 
 			if (!sb || !rb)
@@ -49,6 +80,7 @@ int main(int argc, char **argv)
 			else
 				MPI_Alltoall(sb, (int)m, MPI_BYTE, rb, (int)m, MPI_BYTE, MPI_COMM_WORLD);
 			MPI_Barrier(MPI_COMM_WORLD);
+			perf_ctl(me, "enable");
 			t0 = MPI_Wtime();
 			for (int i = 0; i < iters; i++) {
 				if (c)
@@ -57,6 +89,7 @@ int main(int argc, char **argv)
 					MPI_Alltoall(sb, (int)m, MPI_BYTE, rb, (int)m, MPI_BYTE, MPI_COMM_WORLD);
 			}
 			t = (MPI_Wtime() - t0) / iters * 1e6;
+			perf_ctl(me, "disable");
 			MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 			for (size_t k = 0; k < S; k++) /* what each sender put in */
 				if (rb[k] != (char)(k / m)) {

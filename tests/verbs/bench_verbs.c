@@ -6,9 +6,12 @@
  *
  *   mpirun -np 16 -x TC_TRANSPORT=verbs -x TC_DIMS=4x4 -x TC_RDMA_DEVICE=rxe0 \
  *       bench_verbs [--sizes "64 1024 ..."] [--algos "auto at2 ..."] [--max-algo-bytes N]
+ *                   [--colls alltoall,allgather] [--iters N]
  *
  * Per collective, algorithm and block size m (bytes per peer): one warm-up
- * call, then iterations timed between barriers; the time of a call is the
+ * call whose every received byte is checked against the reference (a
+ * wrong byte ends the run with exit status 1), then iterations (--iters, or
+ * 10, 3 or 1 by size) timed between barriers; the time of a call is the
  * slowest rank's (max over ranks). Rank 0 prints one line each with algbw
  * and busbw as nccl-tests defines them: S = m * P bytes (the whole receive
  * buffer of a rank), algbw = S / t, busbw = algbw * (P - 1) / P for both
@@ -31,6 +34,29 @@ static double now_us(void)
 	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
+/* Byte k of the block that rank src sends to rank dst (dst = 0 in an allgather). */
+static unsigned char ref(int src, int dst, size_t k)
+{
+	return (unsigned char)(src * 31 + dst * 7 + k * 13 + (k >> 8));
+}
+
+static void fill(char *sb, int me, int nblk, size_t m, int a2a)
+{
+	for (int j = 0; j < nblk; j++)
+		for (size_t k = 0; k < m; k++)
+			sb[j * m + k] = ref(me, a2a ? j : 0, k);
+}
+
+/* Every received byte against the reference; 0 if all match. */
+static int check(const char *rb, int me, int P, size_t m, int a2a)
+{
+	for (int i = 0; i < P; i++)
+		for (size_t k = 0; k < m; k++)
+			if ((unsigned char)rb[i * m + k] != ref(i, a2a ? me : 0, k))
+				return -1;
+	return 0;
+}
+
 static int parse_list(char *s, char **out, int max)
 {
 	int n = 0;
@@ -40,6 +66,29 @@ static int parse_list(char *s, char **out, int max)
 	return n;
 }
 
+/*
+ * BENCH_PERF_CTL names the control fifo of a `perf record -D -1 --control
+ * fifo:CTL,ACK` (tests/verbs/profile): rank 0 enables the recording just
+ * before the timed iterations and disables it after them, so the profile
+ * holds those alone (not the start, the connections or the probe).
+ */
+static void perf_ctl(int me, const char *cmd)
+{
+	const char *ctl = getenv("BENCH_PERF_CTL"), *ack = getenv("BENCH_PERF_ACK");
+	char buf[8];
+	FILE *f;
+
+	if (me || !ctl || !*ctl || !(f = fopen(ctl, "w")))
+		return;
+	fprintf(f, "%s\n", cmd);
+	fclose(f);
+	if (ack && *ack && (f = fopen(ack, "r"))) { /* perf's answer: the change is in effect */
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static char def_sizes[] = "64 1024 16384 65536 262144 1048576";
@@ -47,7 +96,7 @@ int main(int argc, char **argv)
 				  "gossip-ham1 gossip-ham2";
 	char *sizes_s = def_sizes, *algos_s = def_algos, *sz[32], *al[32];
 	size_t max_algo = 16384;
-	int nsz, nal, me, P, ret;
+	int nsz, nal, me, P, ret, want_iters = 0, colls = 3;
 	tc_comm_t *comm;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -57,6 +106,10 @@ int main(int argc, char **argv)
 			algos_s = argv[i + 1];
 		else if (!strcmp(argv[i], "--max-algo-bytes"))
 			max_algo = strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--iters"))
+			want_iters = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--colls"))
+			colls = (strstr(argv[i + 1], "alltoall") ? 1 : 0) | (strstr(argv[i + 1], "allgather") ? 2 : 0);
 	}
 	nsz = parse_list(sizes_s, sz, 32);
 	nal = parse_list(algos_s, al, 32);
@@ -75,6 +128,8 @@ int main(int argc, char **argv)
 	for (int c = 0; c < 2; c++) {
 		enum tc_coll_id id = c ? TC_ALLGATHER : TC_ALLTOALL;
 
+		if (!(colls & (1 << c)))
+			continue;
 		for (int a = 0; a < nal; a++) {
 			struct tc_coll_info info = { .size = sizeof(info) };
 
@@ -88,23 +143,30 @@ int main(int argc, char **argv)
 
 				if (!m || (strcmp(al[a], "auto") && m > max_algo))
 					continue;
-				iters = S * P <= (1u << 20) ? 10 : S * P <= (16u << 20) ? 3 : 1;
+				iters = want_iters > 0 ? want_iters : S * P <= (1u << 20) ? 10 : S * P <= (16u << 20) ? 3 : 1;
 				sb = malloc(id == TC_ALLTOALL ? S : m);
 				rb = malloc(S);
 				if (!sb || !rb)
 					return 1;
-				memset(sb, me, id == TC_ALLTOALL ? S : m);
+				fill(sb, me, id == TC_ALLTOALL ? P : 1, m, id == TC_ALLTOALL);
+				memset(rb, 0xee, S);
 				ret = id == TC_ALLTOALL ? tc_alltoall(comm, sb, rb, m) : tc_allgather(comm, sb, rb, m);
+				if (!ret && check(rb, me, P, m, id == TC_ALLTOALL)) {
+					fprintf(stderr, "rank %d: %s m=%zu: wrong bytes received\n", me, al[a], m);
+					return 1;
+				}
 				if (!ret && !tc_coll_last(comm, id, &info) && strcmp(al[a], "auto") && strcmp(info.algo, al[a])) {
 					free(sb);
 					free(rb);
 					break; /* not for this shape */
 				}
 				ret = ret ? ret : tc_barrier(comm);
+				perf_ctl(me, "enable");
 				t0 = now_us();
 				for (int i = 0; i < iters && !ret; i++)
 					ret = id == TC_ALLTOALL ? tc_alltoall(comm, sb, rb, m) : tc_allgather(comm, sb, rb, m);
 				t = (now_us() - t0) / iters;
+				perf_ctl(me, "disable");
 				if (!ret)
 					ret = tc_allreduce(comm, &t, &tmax, 1, TC_DOUBLE, TC_MAX);
 				free(sb);
