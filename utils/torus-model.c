@@ -37,6 +37,9 @@
 #include "core/sim_run.h"
 #include "select/select.h"
 
+#define PROG "torus-model"
+#include "tool.h"
+
 #define NSIZES 11 /* 64 B .. 64 KiB, powers of two */
 
 struct result {
@@ -198,8 +201,10 @@ static const char *const kd_shapes[] = { "3x3x3",   "4x4x4",   "5x5x5",   "3x4x5
 					 "4x4x4x4", "5x5x5x5", "8x8x8x8" };
 
 /* One row per algorithm of the table (at2 on 2-D shapes only, --algos if given). */
-static void print_shape(const char *name, const struct tc_shape *sh, const char *only, double mem_gib, int timeout)
+static int print_shape(const char *name, const struct tc_shape *sh, const char *only, double mem_gib, int timeout)
 {
+	int ran = 0;
+
 	for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++) {
 		struct result r;
 		int wanted = !only;
@@ -210,8 +215,14 @@ static void print_shape(const char *name, const struct tc_shape *sh, const char 
 
 			wanted = hit && (hit == only || hit[-1] == ',') && (!hit[len] || hit[len] == ',');
 		}
-		if (!wanted || (algos[a] == at2 && sh->ndims != 2))
+		if (!wanted || (algos[a] == at2 && sh->ndims != 2 && !only))
 			continue;
+		if (algos[a] == at2 && sh->ndims != 2) {
+			/* asked for by name: say why there is no row, as a shape it does not fit does */
+			printf("| %s | at2 | not run: at2 is for 2-D tori |\n", name);
+			fflush(stdout);
+			continue;
+		}
 		run_child(algos[a], sh, &r, mem_gib, timeout);
 		if (r.err) {
 			printf("| %s | %s | not run: %s |\n", name, r.algo, r.why);
@@ -225,7 +236,9 @@ static void print_shape(const char *name, const struct tc_shape *sh, const char 
 			printf(" %.1f |", r.time_us[i] / 1000);
 		printf("\n");
 		fflush(stdout);
+		ran++;
 	}
+	return ran;
 }
 
 /* --shapes: a comma-separated list of torus shapes, each as torus-sched --dims takes it. */
@@ -263,15 +276,21 @@ int main(int argc, char **argv)
 	char *user[64], *shapes[64 + 16 + 16], names[16][16];
 	double mem_gib = 10;
 	const char *only = NULL;
+	int ran = 0;
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's': {
 			char *p = optarg, *end;
 
 			nsides = 0;
 			sizes_given = 1;
-			while (*p && nsides < 16) {
+			if (!*p)
+				die(2, "--sizes is empty (e.g. 16,32)");
+			while (*p) {
+				if (nsides == 16)
+					die(2, "--sizes %s: at most 16 sizes", optarg);
 				long v = strtol(p, &end, 10);
 
 				if (end == p || v < 2 || v > 128) {
@@ -292,7 +311,7 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 'M':
-			mem_gib = atof(optarg);
+			mem_gib = tool_parse_num("--mem-gib", optarg);
 			if (mem_gib <= 0) {
 				fprintf(stderr, "torus-model: bad --mem-gib '%s'\n", optarg);
 				return 2;
@@ -312,8 +331,7 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		default:
-			fputs(usage, stderr);
-			return 2;
+			tool_bad_option(opt, argv, optind);
 		}
 	}
 
@@ -383,7 +401,10 @@ int main(int argc, char **argv)
 		struct tc_shape sh;
 
 		if (!tc_shape_parse(&sh, shapes[k], 0, 0))
-			print_shape(shapes[k], &sh, only, mem_gib, timeout);
+			ran += print_shape(shapes[k], &sh, only, mem_gib, timeout);
 	}
+	/* a table of 'not run' rows is not a result */
+	if (!ran)
+		die(3, "no schedule ran: every row says why");
 	return 0;
 }

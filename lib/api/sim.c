@@ -24,6 +24,7 @@ TC_EXPORT int tc_sim_create(const struct tc_sim_attr *attr, tc_sim_t **out)
 	struct tc_sim *sim;
 	const char *env;
 	int dims[TC_MAX_DIMS];
+	long long nodes = 1;
 	int ret, n;
 
 	if (!attr || !out)
@@ -40,10 +41,21 @@ TC_EXPORT int tc_sim_create(const struct tc_sim_attr *attr, tc_sim_t **out)
 		return tc_err(-EINVAL, "tc_sim_attr.port_model %u: not TC_ALL_PORT or TC_ONE_PORT", attr->port_model);
 	if (attr->ndims < 1 || attr->ndims > TC_MAX_DIMS)
 		return tc_err(-EINVAL, "tc_sim_attr.ndims %u: must be 1..%d", attr->ndims, TC_MAX_DIMS);
+	if (attr->wrap_mask >> attr->ndims)
+		return tc_err(-EINVAL, "tc_sim_attr.wrap_mask 0x%x: bits past the %u dimensions", attr->wrap_mask,
+			      attr->ndims);
 	for (unsigned int d = 0; d < attr->ndims; d++) {
-		if (attr->dims[d] > 1024)
-			return tc_err(-EINVAL, "tc_sim_attr.dims[%u] = %u is too large", d, attr->dims[d]);
+		/* the schedule layer's limits (lib/core/shape.c): routes are int8, node ids int32 */
+		unsigned int max = attr->wrap_mask & (1u << d) ? 254 : 128;
+
+		if (attr->dims[d] < 2 || attr->dims[d] > max)
+			return tc_err(-EINVAL, "tc_sim_attr.dims[%u] = %u: a side is 2..%u (%s)", d, attr->dims[d], max,
+				      max == 254 ? "254 on a wrapping dimension, 128 on a mesh one"
+						 : "128 on a mesh dimension, 254 on a wrapping one");
 		dims[d] = attr->dims[d];
+		nodes *= dims[d];
+		if (nodes > 1 << 20)
+			return tc_err(-EINVAL, "tc_sim_attr.dims: more than 1048576 nodes");
 	}
 
 	env = getenv("TC_SIM_MATCH");

@@ -85,29 +85,6 @@ void parse_dims_opt(const char *s, struct opts *o)
 		o->dims[i] = (int)d[i];
 }
 
-static size_t parse_size(const char *opt, const char *s)
-{
-	char *end;
-	unsigned long long v;
-	int shift = 0;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		die(2, "%s %s: not a size (e.g. 64, 4K, 1M)", opt, s);
-	if (*end == 'K' || *end == 'k')
-		shift = 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		shift = 20, end++;
-	else if (*end == 'G' || *end == 'g')
-		shift = 30, end++;
-	if (*end)
-		die(2, "%s %s: not a size (e.g. 64, 4K, 1M)", opt, s);
-	if (v > (SIZE_MAX >> 1) >> shift)
-		die(2, "%s %s: too large", opt, s);
-	return (size_t)v << shift;
-}
-
 static int parse_int(const char *opt, const char *s, int min)
 {
 	char *end;
@@ -224,10 +201,10 @@ void parse(int argc, char **argv, struct opts *o)
 			o->one_port = 1;
 			break;
 		case 'b':
-			o->minb = parse_size("-b", optarg);
+			o->minb = tool_parse_size("-b", optarg);
 			break;
 		case 'e':
-			o->maxb = parse_size("-e", optarg);
+			o->maxb = tool_parse_size("-e", optarg);
 			break;
 		case 'f':
 			errno = 0;

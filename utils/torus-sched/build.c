@@ -22,9 +22,22 @@ void sched_shape(const struct sched_opts *o, struct sched_result *r)
 {
 	struct tc_shape *shape = &r->shape;
 
-	if (tc_shape_parse(shape, o->dims, o->mesh, o->one_port))
-		die(2, "bad --dims '%s' (e.g. 8, 8x8, 4x4x4; sizes 2..128 mesh / 254 torus, up to 6 dimensions)",
-		    o->dims);
+	uint32_t ud[TC_MAX_DIMS];
+	int dims[TC_MAX_DIMS], nd;
+	long long nodes = 1;
+
+	/* the tools' shape syntax (4x4 or 4,4), then the schedule layer's limits, named */
+	nd = tool_parse_dims("--dims", o->dims, ud, TC_MAX_DIMS, 254);
+	for (int d = 0; d < nd; d++) {
+		dims[d] = (int)ud[d];
+		nodes *= dims[d];
+		if (o->mesh && dims[d] > 128)
+			die(2, "--dims %s: a mesh side is at most 128 (a torus side 254)", o->dims);
+	}
+	if (nodes > 1 << 20)
+		die(2, "--dims %s: %lld nodes, at most 1048576", o->dims, nodes);
+	if (tc_shape_init(shape, nd, dims, o->mesh ? 0 : (1u << nd) - 1, o->one_port))
+		die(2, "bad --dims '%s'", o->dims);
 	if (o->wrap) {
 		const char *w = o->wrap;
 		unsigned int mask = 0;

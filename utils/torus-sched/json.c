@@ -151,7 +151,7 @@ void sched_print_json(const struct sched_opts *o, const struct sched_result *r)
 		       r->bad == 0 ? "true" : "false", r->checked, r->bad > 0 ? r->bad : 0);
 		if (r->bad < 0) {
 			printf(",\"error\":");
-			sched_json_str(tc_last_error());
+			sched_json_str(r->run_why);
 		}
 		printf("}");
 	}

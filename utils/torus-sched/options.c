@@ -15,11 +15,12 @@ static const char usage[] =
 	"\n"
 	"  --coll C         alltoall (default) or allgather\n"
 	"  --algo NAME      an algorithm of --list, or auto (the library's choice for --m)\n"
-	"  --dims DIMS      8 (ring), 8x8, 4x4x4, ... up to 6 dimensions\n"
+	"  --dims DIMS      8 (ring), 8x8 or 8,8, 4x4x4, ... up to 6 dimensions; sides\n"
+	"                   2..254 (2..128 on a mesh), at most 1048576 nodes\n"
 	"  --mesh           no dimension wraps (default: all wrap, a torus)\n"
 	"  --wrap F,F,...   per-dimension wrap flags, e.g. 1,0\n"
 	"  --one-port       a node sends and receives at most one message per step\n"
-	"  --json           print one JSON object\n"
+	"  -j, --json       print one JSON object\n"
 	"  --dump           add the whole schedule (JSON \"schedule\": steps of messages\n"
 	"                   {src, dst, route, blocks}; text: one line per message)\n"
 	"  --links          add the per-step link loads: every (step, node, port) a\n"
@@ -41,7 +42,9 @@ static const char usage[] =
 	"                   time is printed (unset ones 0; m default 64 bytes, also\n"
 	"                   the block size of --run and of --algo auto). --algo auto\n"
 	"                   prices with them, or, when none is given, with the\n"
-	"                   module's default timing (ts 1, tw 0.0001, hop 0.02, rho 0)\n"
+	"                   module's default timing (ts 1, tw 0.0001, hop 0.02, rho 0).\n"
+	"                   Times are finite non-negative numbers; BYTES (--m,\n"
+	"                   --eager, --big) take K, M, G suffixes (powers of 1024)\n"
 	"  --pricing P      how the transport runs a message: routed (default: routers\n"
 	"                   carry it hop by hop, it starts when both ends are ready),\n"
 	"                   device (torus.ko: it starts at the sender's clock) or\n"
@@ -64,9 +67,9 @@ static const char usage[] =
 	"  --list           list the algorithms (of --coll if given) and exit\n"
 	"  -h, --help       this text\n"
 	"\n"
-	"Exit status: 0 ok; 1 verification, --run or the --node check failed; 2 bad\n"
-	"usage or unknown algorithm; 3 the algorithm does not support the shape;\n"
-	"4 other errors.\n";
+	"Exit status: 0 ok; 1 verification failed, --run found wrong bytes or the\n"
+	"--node check failed; 2 bad usage or unknown algorithm; 3 the algorithm does\n"
+	"not support the shape; 4 other errors (--run out of memory included).\n";
 
 enum {
 	OPT_COLL = 256, OPT_ALGO, OPT_DIMS, OPT_MESH, OPT_WRAP, OPT_ONE_PORT, OPT_JSON, OPT_DUMP, OPT_RUN,
@@ -76,12 +79,7 @@ enum {
 
 static double num(const char *opt, const char *arg)
 {
-	char *end;
-	double v = strtod(arg, &end);
-
-	if (end == arg || *end || v < 0)
-		die(2, "%s needs a non-negative number", opt);
-	return v;
+	return tool_parse_num(opt, arg);
 }
 
 void sched_parse_options(int argc, char **argv, struct sched_opts *o)
@@ -90,7 +88,7 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 		{ "coll", required_argument, NULL, OPT_COLL },	 { "algo", required_argument, NULL, OPT_ALGO },
 		{ "dims", required_argument, NULL, OPT_DIMS },	 { "mesh", no_argument, NULL, OPT_MESH },
 		{ "wrap", required_argument, NULL, OPT_WRAP },	 { "one-port", no_argument, NULL, OPT_ONE_PORT },
-		{ "json", no_argument, NULL, OPT_JSON },	 { "dump", no_argument, NULL, OPT_DUMP },
+		{ "json", no_argument, NULL, 'j' },	 { "dump", no_argument, NULL, OPT_DUMP },
 		{ "run", no_argument, NULL, OPT_RUN },		 { "ts", required_argument, NULL, OPT_TS },
 		{ "tw", required_argument, NULL, OPT_TW },	 { "rho", required_argument, NULL, OPT_RHO },
 		{ "m", required_argument, NULL, OPT_M },	 { "list", no_argument, NULL, OPT_LIST },
@@ -109,7 +107,7 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 	o->coll = -1;
 	o->p.block_bytes = 64;
 	o->node = -1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":hj", opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_COLL:
 			if (!strcmp(optarg, "alltoall"))
@@ -134,7 +132,7 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 		case OPT_ONE_PORT:
 			o->one_port = 1;
 			break;
-		case OPT_JSON:
+		case 'j':
 			o->json = 1;
 			break;
 		case OPT_DUMP:
@@ -172,14 +170,14 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 			o->priced = 1;
 			break;
 		case OPT_EAGER:
-			o->p.eager_bytes = (size_t)num("--eager", optarg);
+			o->p.eager_bytes = tool_parse_size("--eager", optarg);
 			break;
 		case OPT_TW_BIG:
 			o->p.tw_big_us_per_byte = num("--tw-big", optarg);
 			o->priced = 1;
 			break;
 		case OPT_BIG:
-			o->p.big_bytes = (size_t)num("--big", optarg);
+			o->p.big_bytes = tool_parse_size("--big", optarg);
 			break;
 		case OPT_TS_CAP:
 			o->p.ts_cap = num("--ts-cap", optarg);
@@ -200,9 +198,9 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 				die(2, "--pricing %s: expected routed, device, direct or host", optarg);
 			break;
 		case OPT_M:
-			o->p.block_bytes = (size_t)num("--m", optarg);
+			o->p.block_bytes = tool_parse_size("--m", optarg);
 			if (!o->p.block_bytes)
-				die(2, "%s must be at least 1 byte", "--m");
+				die(2, "--m %s: a block is at least 1 byte", optarg);
 			break;
 		case OPT_LIST:
 			o->list = 1;
@@ -223,8 +221,7 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 			fputs(usage, stdout);
 			exit(0);
 		default:
-			fputs(usage, stderr);
-			exit(2);
+			tool_bad_option(opt, argv, optind);
 		}
 	}
 	if (optind < argc)

@@ -8,15 +8,22 @@
 
 #include "sched.h"
 
-/* Returns the number of wrong bytes, or -errno. */
-long sched_run_sim(const struct tc_sched *s, size_t m, size_t *checked)
+/* Returns the number of wrong bytes, or -errno with the reason in why[]. */
+long sched_run_sim(const struct tc_sched *s, size_t m, size_t *checked, char *why, size_t len)
 {
 	const int N = s->shape.nodes, a2a = s->coll == TC_ALLTOALL;
-	void **send = calloc(N, sizeof(void *)), **recv = calloc(N, sizeof(void *));
+	void **send, **recv;
 	long bad = 0;
 	int err = 0;
 
 	*checked = 0;
+	/* every node holds N blocks to send (alltoall) and N received */
+	if (m > SIZE_MAX / 4 / (size_t)N / (size_t)N) {
+		snprintf(why, len, "blocks of %zu bytes on %d nodes need more than %zu bytes of memory", m, N, SIZE_MAX / 4);
+		return -ENOMEM;
+	}
+	send = calloc(N, sizeof(void *));
+	recv = calloc(N, sizeof(void *));
 	if (!send || !recv)
 		err = -ENOMEM;
 	for (int n = 0; n < N && !err; n++) {
@@ -32,8 +39,14 @@ long sched_run_sim(const struct tc_sched *s, size_t m, size_t *checked)
 			for (size_t i = 0; i < m; i++)
 				p[d * m + i] = (uint8_t)(n * 167 + (a2a ? d : 0) * 37 + i * 11 + 3);
 	}
-	if (!err)
+	if (err)
+		snprintf(why, len, "out of memory for %d nodes' buffers of %zu bytes (blocks of %zu)", N,
+			 (size_t)N * m, m);
+	if (!err) {
 		err = tc_sim_run(s, m, send, recv);
+		if (err)
+			snprintf(why, len, "%s", tc_last_error());
+	}
 	for (int d = 0; d < N && !err; d++)
 		for (int o = 0; o < N; o++)
 			for (size_t i = 0; i < m; i++) {

@@ -47,6 +47,7 @@ struct sched_result {
 	double t_build, t_verify; /* process CPU seconds */
 	long bad;		  /* --run: wrong bytes, or -errno */
 	size_t checked;		  /* --run: bytes compared */
+	char run_why[200];	  /* --run: why it could not run (bad < 0) */
 };
 
 /* options.c */
@@ -58,7 +59,7 @@ void sched_choose(struct sched_opts *o, struct sched_result *r);
 void sched_build(const struct sched_opts *o, struct sched_result *r);
 
 /* run.c */
-long sched_run_sim(const struct tc_sched *s, size_t m, size_t *checked);
+long sched_run_sim(const struct tc_sched *s, size_t m, size_t *checked, char *why, size_t len);
 
 /* text.c */
 void sched_list_algos(int coll);

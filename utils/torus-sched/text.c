@@ -84,7 +84,7 @@ void sched_print_text(const struct sched_opts *o, const struct sched_result *r)
 	       r->rep.first_violation, r->t_build * 1e3, r->t_verify * 1e3);
 	if (o->run) {
 		if (r->bad < 0)
-			printf("  run: FAILED: %s\n", tc_last_error());
+			printf("  run: FAILED: %s\n", r->run_why);
 		else
 			printf("  run: %zu bytes checked, %ld wrong (block %zu B)\n", r->checked, r->bad, p->block_bytes);
 	}
