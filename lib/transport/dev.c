@@ -2,7 +2,8 @@
 /*
  * The device transport: one node of a torus.ko fabric, /dev/torus<F>n<N>.
  *
- * open: handshake (ABI version, the ioctls we need), node query (shape,
+ * open: handshake (the commands and features we need: tc_dev_check_handshake,
+ * not a version number), node query (shape,
  * coordinates, neighbours), fabric query (the fabric's timing: ts, tw and
  * per-hop latency, which the algorithm choice prices with), mmap of the
  * node's buffer matrix, which is the transport buffer; with TORUS_FEAT_MR,
@@ -45,9 +46,6 @@ _Static_assert(offsetof(struct tc_sge, length) == offsetof(struct torus_sge, len
 _Static_assert(TC_KEY_BUFFER == TORUS_KEY_MATRIX, "the buffer's key");
 
 #define TC_DEV_MR_IOCTLS ((1ull << (TORUS_CMD_MR_REG - TORUS_CMD_BASE)) | (1ull << (TORUS_CMD_MR_DEREG - TORUS_CMD_BASE)))
-#define TC_DEV_NEED_IOCTLS                                                                                   \
-	((1ull << (TORUS_CMD_NODE_QUERY - TORUS_CMD_BASE)) | (1ull << (TORUS_CMD_POST - TORUS_CMD_BASE)) | \
-	 (1ull << (TORUS_CMD_CQ_WAIT - TORUS_CMD_BASE)))
 
 struct tc_dev_out {
 	uint8_t op, port, done;
@@ -146,6 +144,47 @@ static uint32_t tc_dev_sge_flags(const struct tc_dev *dev, const struct tc_xfer 
 	return TORUS_DESC_SGE | (len >= dev->sync_min ? TORUS_SEND_SYNC : 0);
 }
 
+/*
+ * What the library needs of the module, from its handshake: the features
+ * and commands it uses, not an ABI version number. The ABI grows by size
+ * (structs carry their size) and by new commands and feature bits, so a
+ * newer module (a higher abi_version, more features and commands) serves
+ * this library as its own version did; only a version below the first, or
+ * a missing command or feature, is refused. Optional ones (registration,
+ * synchronous sends, the fabric query) are looked up where they are used.
+ */
+static const struct {
+	uint64_t bit;
+	const char *what;
+} tc_dev_needs[] = {
+	{ 1ull << (TORUS_CMD_NODE_QUERY - TORUS_CMD_BASE), "TORUS_IOC_NODE_QUERY" },
+	{ 1ull << (TORUS_CMD_POST - TORUS_CMD_BASE), "TORUS_IOC_POST" },
+	{ 1ull << (TORUS_CMD_CQ_WAIT - TORUS_CMD_BASE), "TORUS_IOC_CQ_WAIT" },
+	{ 0, "TORUS_FEAT_ROUTE (explicit routes)" },
+};
+
+int tc_dev_check_handshake(const struct torus_handshake *hs, const char *path)
+{
+	char missing[160] = "";
+	size_t len = 0;
+
+	if (hs->abi_version < 1)
+		return tc_err(-EPROTO, "transport dev: %s reports ABI version %u (the first is 1)", path,
+			      hs->abi_version);
+	for (size_t i = 0; i < sizeof(tc_dev_needs) / sizeof(tc_dev_needs[0]); i++) {
+		int have = tc_dev_needs[i].bit ? !!(hs->ioctls & tc_dev_needs[i].bit)
+					       : !!(hs->features & TORUS_FEAT_ROUTE);
+
+		if (!have && len < sizeof(missing))
+			len += snprintf(missing + len, sizeof(missing) - len, "%s%s", len ? ", " : "",
+					tc_dev_needs[i].what);
+	}
+	if (len)
+		return tc_err(-EOPNOTSUPP, "transport dev: %s (ABI version %u) lacks %s, which this library needs", path,
+			      hs->abi_version, missing);
+	return 0;
+}
+
 static int tc_dev_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 {
 	struct torus_handshake hs = { .size = sizeof(hs) };
@@ -171,15 +210,9 @@ static int tc_dev_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 		tc_err(ret, "transport dev: %s: handshake failed: %s", path, tc_strerror(ret));
 		goto err_close;
 	}
-	if (hs.abi_version != TORUS_ABI_VERSION) {
-		ret = tc_err(-EPROTO, "transport dev: %s speaks ABI %u, this library ABI %u", path, hs.abi_version,
-			     TORUS_ABI_VERSION);
+	ret = tc_dev_check_handshake(&hs, path);
+	if (ret)
 		goto err_close;
-	}
-	if ((hs.ioctls & TC_DEV_NEED_IOCTLS) != TC_DEV_NEED_IOCTLS || !(hs.features & TORUS_FEAT_ROUTE)) {
-		ret = tc_err(-EOPNOTSUPP, "transport dev: %s lacks node query, post, cq wait or explicit routes", path);
-		goto err_close;
-	}
 	tc_dev_limits(dev, tp, &hs);
 	ret = tc_dev_sync_env(dev, &hs);
 	if (ret)

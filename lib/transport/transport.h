@@ -131,6 +131,11 @@ struct tc_transport_ops {
 };
 
 extern const struct tc_transport_ops tc_transport_dev;
+/* dev.c: 0 if a module's handshake has every command and feature the
+ * library needs (whatever its ABI version, from 1 on); else -EPROTO or
+ * -EOPNOTSUPP naming what is missing. path names the device in the error. */
+struct torus_handshake;
+int tc_dev_check_handshake(const struct torus_handshake *hs, const char *path);
 extern const struct tc_transport_ops tc_transport_sim;
 extern const struct tc_transport_ops tc_transport_verbs; /* when built with TC_HAVE_VERBS */
 
