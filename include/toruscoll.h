@@ -282,6 +282,24 @@ int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_inf
 int tc_comm_set_algo(tc_comm_t *comm, enum tc_coll_id coll, const char *name);
 
 /*
+ * Set what the library's algorithm choice minimises on this communicator
+ * (enum tc_clock), as tc_comm_attr.clock does at creation: a program can
+ * create its communicator with the fabric clock (local, cheap), look at it
+ * (tc_comm_size, ...), and only then measure the wall clock. TC_CLOCK_WALL
+ * is collective: every rank of comm calls it, with no nonblocking call of
+ * comm or its subs outstanding, and it measures this host's costs with all
+ * of them as tc_comm_create does; TC_CLOCK_FABRIC is local. TC_COST_*
+ * overrides read at creation apply again. Sub-communicators take their
+ * parent's prices when they are created. New in version 1.2.
+ * Returns 0; -EINVAL: comm NULL or clock unknown; -EOPNOTSUPP: comm is a
+ * sub-communicator, or TC_CLOCK_FABRIC on verbs (which has no modelled
+ * fabric); -EBUSY: a nonblocking call is outstanding; -EIO: comm is broken
+ * (and a failed measurement breaks it, as a failed collective does);
+ * -ETIMEDOUT: a peer did not take part.
+ */
+int tc_comm_set_clock(tc_comm_t *comm, unsigned int clock);
+
+/*
  * The everyday collectives (MPI meanings) and their nonblocking forms.
  *
  * Datatypes and operations: sum, prod, min, max for every datatype; band,

@@ -361,8 +361,9 @@ static int tm_dev_open(void)
 		attr.fabric_id = f;
 	}
 	attr.node = tm.world_rank;
-	/* the fabric clock first: the wall clock's probe would wait for nodes
-	 * no rank opens when the fabric is larger than MPI_COMM_WORLD */
+	/* the fabric clock first (local): the wall clock's measurement would
+	 * wait for nodes no rank opens when the fabric is larger than
+	 * MPI_COMM_WORLD; tm_dev_wall switches once every rank agreed */
 	attr.clock = TC_CLOCK_FABRIC;
 	ret = tc_comm_create(&attr, &tm.tc);
 	if (ret) {
@@ -376,42 +377,33 @@ static int tm_dev_open(void)
 			 tc_comm_size(tm.tc), tm.world_size);
 		return 0;
 	}
-	tm.fabric_id = attr.fabric_id;
 	return 1;
 }
 
 /*
- * Every rank has its node of a fabric of MPI_COMM_WORLD's size open: make
- * the communicator again with the wall clock as what auto minimises (an MPI
- * program times its calls by the wall clock), unless TC_AUTO_CLOCK says
- * otherwise. Creating it measures this host's step and copy costs over the
- * fabric, with every rank. 1 if this rank has a communicator.
+ * Every rank has its node of a fabric of MPI_COMM_WORLD's size open: switch
+ * the communicator to the wall clock as what auto minimises (an MPI program
+ * times its calls by the wall clock), unless TC_AUTO_CLOCK says otherwise.
+ * This measures this host's step and copy costs over the fabric, with every
+ * rank (tc_comm_set_clock, collective). 1 if this rank's succeeded.
  */
 static int tm_dev_wall(void)
 {
-	struct tc_comm_attr attr;
 	const char *v = getenv("TC_AUTO_CLOCK");
-	tc_comm_t *tc;
 	int ret;
 
 	if (v && !strcmp(v, "fabric"))
 		return 1;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.transport = TC_TRANSPORT_DEV;
-	attr.fabric_id = tm.fabric_id;
-	attr.node = tm.world_rank;
-	attr.clock = v && *v ? 0 : TC_CLOCK_WALL; /* 0: TC_AUTO_CLOCK decides (and a bad value fails) */
-	/* The first communicator stays open meanwhile: a node whose every file
-	 * closed refuses what its peers send, and they start probing at once. */
-	ret = tc_comm_create(&attr, &tc);
+	if (v && *v && strcmp(v, "wall")) {
+		snprintf(tm.why_not, sizeof(tm.why_not), "TC_AUTO_CLOCK=%s: expected fabric or wall", v);
+		return 0;
+	}
+	ret = tc_comm_set_clock(tm.tc, TC_CLOCK_WALL);
 	if (ret) {
 		snprintf(tm.why_not, sizeof(tm.why_not), "rank %d: %s", tm.world_rank,
 			 *tc_last_error() ? tc_last_error() : tc_strerror(ret));
 		return 0;
 	}
-	tc_comm_destroy(tm.tc);
-	tm.tc = tc;
 	return 1;
 }
 

@@ -49,7 +49,6 @@ struct tm_state {
 	int world_rank;
 	int world_size;
 	tc_comm_t *tc;	     /* MPI_COMM_WORLD's (device: node = world rank); NULL: serve nothing */
-	uint32_t fabric_id;  /* device: TC_FABRIC */
 	int keyval;	     /* caches the mapping on each communicator */
 	char why_not[160];   /* why tc is NULL */
 };

@@ -30,6 +30,8 @@ int tc_req_nonblocking(struct tc_comm *comm, const struct tc_coll_args *a, tc_re
 /* Drain the queue, stop the progress thread, free every request; for a
  * sub: wait until none of its calls is queued or running. */
 void tc_colls_free(struct tc_comm *comm);
+/* 1 if no call of comm's root or of any of its subs is queued or running. */
+int tc_colls_idle(struct tc_comm *comm);
 
 /* comm.c, for tests (they link the static library; the shared one does not
  * export it): force an algorithm that need not be in the tc_algos table;

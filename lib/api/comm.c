@@ -59,6 +59,7 @@ static const struct tc_cost_env tc_cost_env[] = {
 	{ "TC_COST_RDV_US", offsetof(struct tc_cost_params, rdv_us) },
 };
 #define TC_NCOST_ENV (sizeof(tc_cost_env) / sizeof(tc_cost_env[0]))
+_Static_assert(TC_NCOST_ENV == TC_COST_ENV_MAX, "struct tc_comm.cost_env has one slot per TC_COST_* variable");
 
 /* Read the TC_COST_* that are set: val[i] >= 0, or -1 where unset. */
 static int tc_cost_from_env(double val[TC_NCOST_ENV])
@@ -234,11 +235,43 @@ static void tc_comm_geometry(struct tc_comm *comm)
 		comm->neighbors[p] = p < 2 * comm->tp.shape.ndims ? tc_shape_neighbor(&comm->tp.shape, comm->tp.rank, p) : -1;
 }
 
+/*
+ * Price the algorithm choice for clock: the transport's own figures
+ * (TC_CLOCK_FABRIC), or this host's measured over the fabric with every
+ * node (TC_CLOCK_WALL; verbs measures its network at open and prices the
+ * wall clock always); then the TC_COST_* read at creation. On failure the
+ * prices stay what they were.
+ */
+static int tc_comm_price(struct tc_comm *comm, int clock)
+{
+	struct tc_cost_params before = comm->tp.cost;
+
+	if (clock == TC_CLOCK_WALL && comm->transport != TC_TRANSPORT_VERBS) {
+		int ret = tc_probe_wall(comm);
+
+		if (ret) {
+			comm->tp.cost = before;
+			return ret;
+		}
+	} else {
+		comm->tp.cost = comm->fabric_cost;
+	}
+	for (size_t i = 0; i < TC_NCOST_ENV; i++) {
+		if (comm->cost_env[i] < 0)
+			continue;
+		*(double *)((char *)&comm->tp.cost + tc_cost_env[i].off) = comm->cost_env[i];
+		/* TC_COST_TW_US prices every byte, a big message's too */
+		if (tc_cost_env[i].off == offsetof(struct tc_cost_params, tw_us_per_byte))
+			comm->tp.cost.big_bytes = 0;
+	}
+	comm->clock = comm->transport == TC_TRANSPORT_VERBS ? TC_CLOCK_WALL : clock;
+	return 0;
+}
+
 TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 {
 	struct tc_comm_attr env, full;
 	struct tc_comm *comm;
-	double cost_env[TC_NCOST_ENV];
 	int ret, clock;
 
 	if (!out)
@@ -272,7 +305,7 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 	ret = tc_comm_env(comm);
 	if (ret)
 		goto err_free;
-	ret = tc_cost_from_env(cost_env);
+	ret = tc_cost_from_env(comm->cost_env);
 	if (!ret)
 		ret = tc_clock_choice(attr, &clock);
 	if (ret)
@@ -281,22 +314,13 @@ TC_EXPORT int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **out)
 	ret = comm->tp.ops->open(&comm->tp, attr);
 	if (ret)
 		goto err_free;
+	comm->transport = attr->transport;
+	comm->fabric_cost = comm->tp.cost;
 	tc_comm_geometry(comm);
-	/* verbs measures its own network at open and prices the wall clock always */
-	if (clock == TC_CLOCK_WALL && attr->transport != TC_TRANSPORT_VERBS) {
-		ret = tc_probe_wall(comm);
-		if (ret) {
-			tc_comm_destroy(comm);
-			return ret;
-		}
-	}
-	for (size_t i = 0; i < TC_NCOST_ENV; i++) {
-		if (cost_env[i] < 0)
-			continue;
-		*(double *)((char *)&comm->tp.cost + tc_cost_env[i].off) = cost_env[i];
-		/* TC_COST_TW_US prices every byte, a big message's too */
-		if (tc_cost_env[i].off == offsetof(struct tc_cost_params, tw_us_per_byte))
-			comm->tp.cost.big_bytes = 0;
+	ret = tc_comm_price(comm, clock);
+	if (ret) {
+		tc_comm_destroy(comm);
+		return ret;
 	}
 	*out = comm;
 	return 0;
@@ -512,6 +536,28 @@ TC_EXPORT int tc_comm_set_algo(tc_comm_t *comm, enum tc_coll_id coll, const char
 	if ((unsigned int)coll > TC_ALLGATHER)
 		return tc_err(-EINVAL, "tc_comm_set_algo: collective %d unknown", (int)coll);
 	return tc_set_override(comm, coll, name, NULL);
+}
+
+TC_EXPORT int tc_comm_set_clock(tc_comm_t *comm, unsigned int clock)
+{
+	int ret;
+
+	if (!comm)
+		return tc_err(-EINVAL, "tc_comm_set_clock: comm is NULL");
+	if (clock != TC_CLOCK_FABRIC && clock != TC_CLOCK_WALL)
+		return tc_err(-EINVAL, "tc_comm_set_clock: clock %u: expected TC_CLOCK_FABRIC or TC_CLOCK_WALL", clock);
+	if (comm->root || comm->orphan)
+		return tc_err(-EOPNOTSUPP, "tc_comm_set_clock: a sub-communicator prices with its parent's figures "
+					   "from its creation; set the parent's clock before creating it");
+	if (comm->transport == TC_TRANSPORT_VERBS && clock == TC_CLOCK_FABRIC)
+		return tc_err(-EOPNOTSUPP, "tc_comm_set_clock: verbs has no modelled fabric; it prices the wall clock");
+	ret = tc_comm_usable(comm, "tc_comm_set_clock");
+	if (ret)
+		return ret;
+	if (!tc_colls_idle(comm))
+		return tc_err(-EBUSY, "tc_comm_set_clock: a nonblocking collective of this communicator or its subs "
+				      "is outstanding: wait for it first");
+	return tc_comm_price(comm, clock);
 }
 
 int __tc_comm_force_algo(tc_comm_t *comm, enum tc_coll_id coll, const struct tc_algo *algo)

@@ -244,6 +244,19 @@ static int __tc_colls_busy(const struct tc_colls *cs, const struct tc_comm *comm
 	return 0;
 }
 
+int tc_colls_idle(struct tc_comm *comm)
+{
+	struct tc_colls *cs = comm->root ? comm->root->colls : comm->colls;
+	int idle;
+
+	if (!cs)
+		return 1;
+	pthread_mutex_lock(&cs->lock);
+	idle = !cs->qhead && !cs->running;
+	pthread_mutex_unlock(&cs->lock);
+	return idle;
+}
+
 void tc_colls_free(struct tc_comm *comm)
 {
 	struct tc_colls *cs = comm->colls;

@@ -17,6 +17,8 @@
 #include "transport/transport.h"
 
 #define TC_DEFAULT_TIMEOUT_MS 10000
+/* The TC_COST_* variables a communicator reads (api/comm.c). */
+#define TC_COST_ENV_MAX 6
 /* Blocks from this size up run zero copy on a transport that registers memory (umem.c). */
 #define TC_ZCOPY_MIN_DEFAULT 1024
 /* Plans kept per communicator (one per schedule and block size). */
@@ -50,6 +52,15 @@ struct tc_comm {
 	char broken_why[160];
 
 	struct tc_coll_state coll[2]; /* by enum tc_coll_id */
+
+	/* What the algorithm choice prices with (tp.cost): the clock it is
+	 * for, the transport's own figures (the fabric clock's, before
+	 * TC_COST_*) and the TC_COST_* read at creation (< 0: unset), so
+	 * tc_comm_set_clock can price again (api/comm.c). */
+	uint32_t transport; /* enum tc_transport */
+	uint32_t clock;	    /* enum tc_clock */
+	struct tc_cost_params fabric_cost;
+	double cost_env[TC_COST_ENV_MAX];
 
 	struct tc_plan *plans[TC_PLAN_CACHE];
 	unsigned int plan_clock;

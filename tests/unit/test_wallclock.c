@@ -18,6 +18,12 @@
  *    checked. With the
  *    fabric clock the same call does not pick direct.
  *  - Bad input: TC_AUTO_CLOCK=sundial, attr.clock 7, attr.__reserved2 set.
+ *  - tc_comm_set_clock on a simulated 4x4 made with the fabric clock: the
+ *    wall clock measured afterwards (the same figures on every node,
+ *    TC_COST_HOST, auto's pick the cheapest at them, every byte right), back
+ *    to the fabric's own figures exactly, TC_COST_TS_US applied again over
+ *    both; clock 3 -EINVAL, a sub -EOPNOTSUPP, an outstanding ibarrier
+ *    -EBUSY, NULL -EINVAL.
  */
 #include <errno.h>
 #include <math.h>
@@ -262,6 +268,165 @@ static void check_bad_input(void)
 	tc_sim_destroy(sim);
 }
 
+struct clock_run {
+	size_t m;
+	struct tc_cost_params fabric[MAXN], wall[MAXN], back[MAXN];
+	char algo[MAXN][32];
+	int bad_bytes, bad3, busy, sub, err;
+	char first_err[256];
+	pthread_mutex_t lock;
+	pthread_barrier_t ibarrier_seen; /* rank 0 tried tc_comm_set_clock with its ibarrier outstanding */
+};
+
+static void clock_fail(struct clock_run *w, int ret, const char *what)
+{
+	pthread_mutex_lock(&w->lock);
+	if (!w->err) {
+		w->err = ret ? ret : -EPROTO;
+		snprintf(w->first_err, sizeof(w->first_err), "%s: %s", what, ret ? tc_last_error() : "wrong answer");
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+static int clock_main(tc_comm_t *comm, void *arg)
+{
+	struct clock_run *w = arg;
+	int n = tc_comm_size(comm), r = tc_comm_rank(comm), row[4];
+	size_t m = w->m;
+	unsigned char *sb = malloc(n * m), *rb = malloc(n * m);
+	struct tc_coll_info info = { .size = sizeof(info) };
+	tc_request_t *req = NULL;
+	tc_comm_t *sub = NULL;
+	int ret, bad = 0;
+
+	if (!sb || !rb) {
+		free(sb);
+		free(rb);
+		return -ENOMEM;
+	}
+	w->fabric[r] = comm->tp.cost;
+	if (tc_comm_set_clock(comm, 3) == -EINVAL && strstr(tc_last_error(), "clock 3"))
+		__atomic_fetch_add(&w->bad3, 1, __ATOMIC_RELAXED);
+	ret = tc_comm_set_clock(comm, TC_CLOCK_WALL);
+	if (ret)
+		clock_fail(w, ret, "tc_comm_set_clock(TC_CLOCK_WALL)");
+	w->wall[r] = comm->tp.cost;
+	for (int d = 0; d < n; d++)
+		for (size_t i = 0; i < m; i++)
+			sb[d * m + i] = (unsigned char)(r * 31 + d * 7 + i);
+	if (!ret)
+		ret = tc_alltoall(comm, sb, rb, m);
+	for (int s = 0; !ret && s < n; s++)
+		for (size_t i = 0; i < m; i++)
+			bad += rb[s * m + i] != (unsigned char)(s * 31 + r * 7 + i);
+	if (!ret)
+		ret = tc_coll_last(comm, TC_ALLTOALL, &info);
+	if (ret)
+		clock_fail(w, ret, "alltoall after the wall clock");
+	snprintf(w->algo[r], sizeof(w->algo[r]), "%s", info.algo);
+	__atomic_fetch_add(&w->bad_bytes, bad, __ATOMIC_RELAXED);
+
+	/* Rank 0's ibarrier cannot complete before the others start theirs,
+	 * which they do only after rank 0 tried to change the clock. Every
+	 * rank passes the pthread barrier, failed or not: none hangs there. */
+	if (r == 0) {
+		if (!ret)
+			ret = tc_ibarrier(comm, &req);
+		if (!ret && tc_comm_set_clock(comm, TC_CLOCK_FABRIC) == -EBUSY)
+			w->busy = 1;
+		pthread_barrier_wait(&w->ibarrier_seen);
+	} else {
+		pthread_barrier_wait(&w->ibarrier_seen);
+		if (!ret)
+			ret = tc_ibarrier(comm, &req);
+	}
+	if (!ret)
+		ret = tc_wait(&req);
+	if (ret) {
+		clock_fail(w, ret, "ibarrier");
+		goto out;
+	}
+	ret = tc_comm_set_clock(comm, TC_CLOCK_FABRIC);
+	if (ret) {
+		clock_fail(w, ret, "tc_comm_set_clock(TC_CLOCK_FABRIC)");
+		goto out;
+	}
+	w->back[r] = comm->tp.cost;
+
+	for (int i = 0; i < 4; i++)
+		row[i] = r / 4 * 4 + i;
+	ret = tc_comm_create_sub(comm, row, 4, 1, &sub);
+	if (ret) {
+		clock_fail(w, ret, "tc_comm_create_sub");
+		goto out;
+	}
+	if (tc_comm_set_clock(sub, TC_CLOCK_WALL) == -EOPNOTSUPP && strstr(tc_last_error(), "sub-communicator"))
+		__atomic_fetch_add(&w->sub, 1, __ATOMIC_RELAXED);
+	tc_comm_destroy(sub);
+	ret = 0;
+out:
+	free(sb);
+	free(rb);
+	return ret;
+}
+
+static int cost_same(const struct tc_cost_params *a, const struct tc_cost_params *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+static void check_set_clock(const char *ts_env)
+{
+	struct tc_sim_attr sa = { .size = sizeof(sa), .ndims = 2, .dims = { 4, 4 }, .wrap_mask = 3 };
+	struct clock_run w = { .m = 64, .lock = PTHREAD_MUTEX_INITIALIZER };
+	const char *tag = ts_env ? " with TC_COST_TS_US" : "";
+	struct tc_cost_params dflt;
+	const struct tc_algo *want;
+	struct tc_shape sh;
+	tc_sim_t *sim;
+	int ret, same = 1, fabric_ok = 1;
+
+	tc_shape_parse(&sh, "4x4", 0, 0);
+	if (tc_sim_create(&sa, &sim)) {
+		tap_ok(0, "simulated 4x4: %s", tc_last_error());
+		return;
+	}
+	pthread_barrier_init(&w.ibarrier_seen, NULL, sh.nodes);
+	if (ts_env)
+		setenv("TC_COST_TS_US", ts_env, 1);
+	ret = tc_sim_launch(sim, clock_main, &w);
+	unsetenv("TC_COST_TS_US");
+	pthread_barrier_destroy(&w.ibarrier_seen);
+	tc_sim_destroy(sim);
+	tap_ok(!ret && !w.err && !w.bad_bytes, "set_clock%s: every node ran; every byte right after the change (%d, %s)",
+	       tag, ret, w.first_err);
+	if (ret || w.err)
+		return;
+	tc_cost_params_default(&dflt);
+	if (ts_env)
+		dflt.ts_us = atof(ts_env);
+	for (int r = 0; r < sh.nodes; r++) {
+		same &= cost_same(&w.wall[r], &w.wall[0]) && !strcmp(w.algo[r], w.algo[0]);
+		fabric_ok &= cost_same(&w.fabric[r], &dflt) && cost_same(&w.back[r], &dflt);
+	}
+	tap_ok(fabric_ok, "set_clock%s: created with the fabric's figures, TC_CLOCK_FABRIC restores them exactly (ts %.3f us)",
+	       tag, w.back[0].ts_us);
+	tap_ok(same && w.wall[0].flags == TC_COST_HOST && w.wall[0].msg_us + w.wall[0].ts_us > 0 &&
+		       (!ts_env || w.wall[0].ts_us == atof(ts_env)),
+	       "set_clock%s: TC_CLOCK_WALL measured the same figures on every node: ts %.1f us, msg %.1f us, "
+	       "priced TC_COST_HOST", tag, w.wall[0].ts_us, w.wall[0].msg_us);
+	want = tc_algo_auto(TC_ALLTOALL, &sh, w.m, &w.wall[0]);
+	tap_ok(want && !strcmp(w.algo[0], want->name),
+	       "set_clock%s: auto's pick after the change (%s) is the cheapest at the measured figures (%s)", tag,
+	       w.algo[0], want ? want->name : "none");
+	tap_ok(w.bad3 == sh.nodes, "set_clock: clock 3 -> -EINVAL on every node (%d of %d)", w.bad3, sh.nodes);
+	tap_ok(w.busy, "set_clock: with an ibarrier outstanding -> -EBUSY");
+	tap_ok(w.sub == sh.nodes, "set_clock: on a sub-communicator -> -EOPNOTSUPP on every node (%d of %d)", w.sub,
+	       sh.nodes);
+	ret = tc_comm_set_clock(NULL, TC_CLOCK_WALL);
+	tap_ok(ret == -EINVAL, "set_clock: NULL comm -> -EINVAL (%d)", ret);
+}
+
 /* Figures of the shape the guest measured: direct's one step of 30 messages
  * beats every schedule of more steps on a 4x4. */
 static void check_choice(void)
@@ -293,5 +458,7 @@ int main(void)
 	check_sim("4x4", 0);
 	check_sim("3x5", 1);
 	check_bad_input();
+	check_set_clock(NULL);
+	check_set_clock("250");
 	return tap_done();
 }
