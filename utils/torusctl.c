@@ -471,7 +471,7 @@ static int cmd_counters_show(uint32_t id, long only)
 		       (unsigned long long)c.node.completed, (unsigned long long)c.node.errors,
 		       (unsigned long long)c.node.cq_overflows, "-");
 		for (uint32_t p = 0; p < 2 * q.ndims; p++) {
-			char pn[8];
+			char pn[24]; /* two %u and a sign: gcc -O1 cannot see that p < 12 */
 
 			snprintf(pn, sizeof(pn), "%u%c%u", p, p & 1 ? '-' : '+', p / 2);
 			printf("%-5u %-5s %12llu %12s %14llu %14llu %10llu\n", n, pn,

@@ -626,10 +626,9 @@ static int kd_dim(void *arg, int node, int32_t a, int32_t b)
 	return g->order[g->choice[idx]][g->phase];
 }
 
-static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+static int build_kd(const struct tc_shape *shape, struct kd *g, struct tc_sched **out, const char **why)
 {
 	int stride[TC_MAX_DIMS] = { 0 };
-	struct kd g = { .sh = shape, .k = shape->ndims };
 	struct tc_sched *s = NULL;
 	struct tc_ap ap;
 	int64_t bound;
@@ -648,61 +647,78 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			*why = "allport-kd: every side must be 2..64";
 			return -EOPNOTSUPP;
 		}
-		if (shape->dims[d] > g.maxL)
-			g.maxL = shape->dims[d];
+		if (shape->dims[d] > g->maxL)
+			g->maxL = shape->dims[d];
 		stride[d] = 1;
 	}
 	/* Orders: the k rotations of (0, 1, ..., k-1) and of its reverse (all 6 when k = 3). */
-	g.norders = 2 * g.k;
-	for (int r = 0; r < g.k; r++)
-		for (int i = 0; i < g.k; i++) {
-			g.order[r][i] = (r + i) % g.k;
-			g.order[g.k + r][i] = (r + g.k - i) % g.k;
+	g->norders = 2 * g->k;
+	for (int r = 0; r < g->k; r++)
+		for (int i = 0; i < g->k; i++) {
+			g->order[r][i] = (r + i) % g->k;
+			g->order[g->k + r][i] = (r + g->k - i) % g->k;
 		}
-	g.noffs = shape->nodes;
-	g.choice = calloc(g.noffs, sizeof(*g.choice));
-	g.off = malloc((size_t)g.noffs * g.k * sizeof(*g.off));
-	g.bundle = calloc((size_t)g.k * g.k * g.maxL, sizeof(*g.bundle));
-	g.phase_cost = calloc(g.k, sizeof(*g.phase_cost));
-	g.delay = calloc((size_t)g.k * g.k * g.maxL, sizeof(*g.delay));
-	if (!g.choice || !g.off || !g.bundle || !g.phase_cost || !g.delay)
+	g->noffs = shape->nodes;
+	g->choice = calloc(g->noffs, sizeof(*g->choice));
+	g->off = malloc((size_t)g->noffs * g->k * sizeof(*g->off));
+	g->bundle = calloc((size_t)g->k * g->k * g->maxL, sizeof(*g->bundle));
+	g->phase_cost = calloc(g->k, sizeof(*g->phase_cost));
+	g->delay = calloc((size_t)g->k * g->k * g->maxL, sizeof(*g->delay));
+	if (!g->choice || !g->off || !g->bundle || !g->phase_cost || !g->delay)
 		goto out;
-	for (int o = 0; o < g.noffs; o++)
-		tc_shape_coords(shape, o, &g.off[(size_t)o * g.k]);
+	for (int o = 0; o < g->noffs; o++)
+		tc_shape_coords(shape, o, &g->off[(size_t)o * g->k]);
 	bound = (int64_t)tc_lower_bound_blocks(shape, TC_ALLTOALL);
-	kd_choose(&g, bound);
-	kd_total(&g); /* g.start for the chosen orders */
+	kd_choose(g, bound);
+	kd_total(g); /* g->start for the chosen orders */
 	s = tc_sched_new(shape, TC_ALLTOALL, "allport-kd",
 			 "Liu et al., All-Port Tori, Sec. III (AR) or one-hop relays per dimension, k phases (Liu et al., All-Port Tori, Sec. VI: future work)",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
 	if (!s)
 		goto out;
 	/* As AT2 (Liu et al., All-Port Tori, Sec. IV-D): a rearrangement at the start of each phase. */
-	s->rearranged_blocks = (int64_t)g.k * shape->nodes;
+	s->rearranged_blocks = (int64_t)g->k * shape->nodes;
 	err = tc_ap_init(&ap, s);
 	if (err)
 		goto out;
-	g.ap = &ap;
+	g->ap = &ap;
 	ap.wait = kd_wait;
-	ap.wait_ctx = &g;
+	ap.wait_ctx = g;
 	for (int o = 0; o < shape->nodes && !err; o++)
 		for (int t = 0; t < shape->nodes && !err; t++)
 			if (t != o)
 				err = tc_ap_hold(&ap, o, o, t);
-	for (g.phase = 0; g.phase < g.k && err >= 0; g.phase++) {
-		ap.relay = g.relay[g.phase];
-		err = tc_ap_phase(&ap, stride, g.start[g.phase], g.split[g.phase], g.swap[g.phase], kd_dim, &g);
+	for (g->phase = 0; g->phase < g->k && err >= 0; g->phase++) {
+		ap.relay = g->relay[g->phase];
+		err = tc_ap_phase(&ap, stride, g->start[g->phase], g->split[g->phase], g->swap[g->phase], kd_dim, g);
 	}
 	if (err >= 0)
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);
 out:
-	free(g.choice);
-	free(g.off);
-	free(g.bundle);
-	free(g.phase_cost);
-	free(g.delay);
+	free(g->choice);
+	free(g->off);
+	free(g->bundle);
+	free(g->phase_cost);
+	free(g->delay);
 	return tc_sched_done(s, err, out, why, "allport-kd: internal error building the schedule");
+}
+
+/* struct kd is about 145 KiB (its step sizes per phase and dimension): on
+ * the heap, since a schedule may be built on a thread with a small stack
+ * (the communicator's progress thread has 256 KiB). */
+static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	struct kd *g = calloc(1, sizeof(*g));
+	int err;
+
+	if (!g)
+		return tc_sched_done(NULL, -ENOMEM, out, why, "allport-kd: out of memory");
+	g->sh = shape;
+	g->k = shape->ndims;
+	err = build_kd(shape, g, out, why);
+	free(g);
+	return err;
 }
 
 const struct tc_algo tc_algo_allport_kd = {
