@@ -446,6 +446,18 @@ static void test_pad_oom(void)
 
 	if (!tap_ok(a && !pipe(fd), "pad found, pipe"))
 		return;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* A sanitizer's shadow memory reserves terabytes of address space at
+	 * start: a limit of what the process maps plus 16 MiB is below what
+	 * is already reserved, so the build fails for the shadow's sake (or
+	 * the runtime aborts), not the schedule's. */
+	close(fd[0]);
+	close(fd[1]);
+	(void)status, (void)buf, (void)n, (void)pid;
+	tap_skip("pad 32x32 under a 16 MiB margin of address space: not under a sanitizer (its shadow memory "
+		 "takes the address space the limit would measure)");
+	return;
+#endif
 	fflush(stdout);
 	pid = fork();
 	if (!pid) {
