@@ -16,28 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * BENCH_PERF_CTL names the control fifo of a `perf record -D -1 --control
- * fifo:CTL,ACK` (tests/verbs/profile): rank 0 enables the recording just
- * before the timed iterations and disables it after them, so the profile
- * holds those alone (not the start, the connections or the probe).
- */
-static void perf_ctl(int me, const char *cmd)
-{
-	const char *ctl = getenv("BENCH_PERF_CTL"), *ack = getenv("BENCH_PERF_ACK");
-	char buf[8];
-	FILE *f;
+#include "perf_ctl.h"
 
-	if (me || !ctl || !*ctl || !(f = fopen(ctl, "w")))
-		return;
-	fprintf(f, "%s\n", cmd);
-	fclose(f);
-	if (ack && *ack && (f = fopen(ack, "r"))) { /* perf's answer: the change is in effect */
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
-	}
-}
 
 int main(int argc, char **argv)
 {

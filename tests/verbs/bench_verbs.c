@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "perf_ctl.h"
 #include <time.h>
 
 #include <toruscoll.h>
@@ -66,28 +68,6 @@ static int parse_list(char *s, char **out, int max)
 	return n;
 }
 
-/*
- * BENCH_PERF_CTL names the control fifo of a `perf record -D -1 --control
- * fifo:CTL,ACK` (tests/verbs/profile): rank 0 enables the recording just
- * before the timed iterations and disables it after them, so the profile
- * holds those alone (not the start, the connections or the probe).
- */
-static void perf_ctl(int me, const char *cmd)
-{
-	const char *ctl = getenv("BENCH_PERF_CTL"), *ack = getenv("BENCH_PERF_ACK");
-	char buf[8];
-	FILE *f;
-
-	if (me || !ctl || !*ctl || !(f = fopen(ctl, "w")))
-		return;
-	fprintf(f, "%s\n", cmd);
-	fclose(f);
-	if (ack && *ack && (f = fopen(ack, "r"))) { /* perf's answer: the change is in effect */
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
-	}
-}
 
 int main(int argc, char **argv)
 {

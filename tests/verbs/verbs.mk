@@ -17,13 +17,13 @@ ifeq ($(TC_HAVE_VERBS),1)
 all: $(O)/tests/verbs/oob_mpi
 endif
 endif
-$(O)/tests/verbs/bench_mpi: tests/verbs/bench_mpi.c
+$(O)/tests/verbs/bench_mpi: tests/verbs/bench_mpi.c tests/verbs/perf_ctl.h
 	@mkdir -p $(@D); rm -f $@
 	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(TC_LDFLAGS) -o $@ $<
 $(O)/tests/verbs/oob_mpi: tests/verbs/oob_mpi.c $(LIB_A)
 	@mkdir -p $(@D); rm -f $@
 	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(TC_LDFLAGS) -Iinclude -o $@ $< $(LIB_A) $(LDLIBS_TC)
-$(VERBS_BINS): $(O)/tests/verbs/%: tests/verbs/%.c $(LIB_A) $(wildcard tests/unit/*.h)
+$(VERBS_BINS): $(O)/tests/verbs/%: tests/verbs/%.c $(LIB_A) $(wildcard tests/unit/*.h tests/verbs/*.h)
 	@mkdir -p $(@D); rm -f $@
 	$(CC) $(TC_CFLAGS) $(TC_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_TC)
 
