@@ -73,6 +73,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", b.failmsg[0] ? b.failmsg : tc_strerror(ret));
 		report_wrong(&run, errors);
 		bench_stop(&run);
+		free(b.recs);
 		return b.bad_algo ? 2 : 4;
 	}
 	for (int i = 0; i < b.nrecs; i++) {
@@ -97,6 +98,7 @@ int main(int argc, char **argv)
 	if (run.comm)
 		tc_barrier(run.comm);
 	bench_stop(&run);
+	free(b.recs);
 	if (errors) {
 		report_wrong(&run, errors);
 		return 1;
