@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * allport-kd on 3-D and 4-D tori of every parity (issue #18, items 6-7). For
+ * allport-kd on 3-D and 4-D tori of every parity. For
  * each shape of the sweep the schedule is built, verified and priced in one
  * streamed pass (tc_sched_check_streamed), and:
  *   - the verifier accepts it (contention-free, shortest paths);

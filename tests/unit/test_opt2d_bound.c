@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * opt2d at the lower bound on every 2-D torus (issue #18, item 5). For each
+ * opt2d at the lower bound on every 2-D torus. For each
  * r x c torus the schedule is built, verified by the verifier (streamed:
  * tc_sched_check_streamed) and priced by the cost model, and this program
  * checks:
