@@ -40,6 +40,17 @@ struct stream_request {
 
 static __thread struct stream_request tc_stream_req;
 
+/* The request of tc_sched_build_sources running in this thread. */
+struct sources_request {
+	const struct tc_shape *shape;
+	enum tc_coll_id coll;
+	const int *mod;
+	struct tc_sched *attached;
+	int armed;
+};
+
+static __thread struct sources_request tc_sources_req;
+
 static const char *const tc_coll_names[TC_COLL_NR] = {
 	[TC_ALLTOALL] = "alltoall",
 	[TC_ALLGATHER] = "allgather",
@@ -89,7 +100,25 @@ struct tc_sched *tc_sched_new(const struct tc_shape *shape, enum tc_coll_id coll
 		}
 		tc_stream_req.attached = s;
 	}
+	if (tc_sources_req.armed && !tc_sources_req.attached && coll == tc_sources_req.coll &&
+	    tc_shape_equal(shape, tc_sources_req.shape)) {
+		for (int d = 0; d < shape->ndims; d++)
+			s->src_mod[d] = tc_sources_req.mod[d];
+		tc_sources_req.attached = s;
+	}
 	return s;
+}
+
+int tc_sched_src_kept(const struct tc_sched *s, int o)
+{
+	if (!s->src_mod[0])
+		return 1;
+	for (int d = s->shape.ndims - 1; d >= 0; d--) {
+		if (o % s->shape.dims[d] >= s->src_mod[d])
+			return 0;
+		o /= s->shape.dims[d];
+	}
+	return 1;
 }
 
 static int finished(const struct tc_sched *s)
@@ -528,6 +557,34 @@ int tc_sched_build_streamed(const struct tc_algo *algo, const struct tc_shape *s
 	if (!s || s != attached || !s->stream || !s->stream->finished) {
 		tc_sched_free(s);
 		*why = "streamed build: the builder returned another schedule than the one it streamed";
+		return tc_err(-EOPNOTSUPP, "%s: %s", algo->name, *why);
+	}
+	*out = s;
+	return 0;
+}
+
+int tc_sched_build_sources(const struct tc_algo *algo, const struct tc_shape *shape, const int *mod,
+			   struct tc_sched **out, const char **why)
+{
+	const struct sources_request saved = tc_sources_req;
+	struct tc_sched *s = NULL, *attached;
+	int err;
+
+	*out = NULL;
+	for (int d = 0; d < shape->ndims; d++)
+		if (mod[d] < 1 || mod[d] > shape->dims[d] || shape->dims[d] % mod[d]) {
+			*why = "tc_sched_build_sources: a period does not divide its dimension";
+			return tc_err(-EINVAL, "%s: %s", algo->name, *why);
+		}
+	tc_sources_req = (struct sources_request){ .shape = shape, .coll = algo->coll, .mod = mod, .armed = 1 };
+	err = algo->build(shape, &s, why);
+	attached = tc_sources_req.attached;
+	tc_sources_req = saved;
+	if (err)
+		return err;
+	if (!s || s != attached) {
+		tc_sched_free(s);
+		*why = "source-restricted build: the builder returned another schedule than the one it restricted";
 		return tc_err(-EOPNOTSUPP, "%s: %s", algo->name, *why);
 	}
 	*out = s;

@@ -100,6 +100,11 @@ struct tc_sched {
 	/* Set by tc_sched_stream(): the steps go to a sink as they are built
 	 * (private to sched.c); NULL for a schedule kept whole. */
 	struct tc_sched_stream *stream;
+
+	/* Set by tc_sched_build_sources(): only the blocks whose origin has
+	 * every coordinate d below src_mod[d] are built (tc_sched_src_kept);
+	 * all 0 for a whole schedule. */
+	int src_mod[TC_MAX_DIMS];
 };
 
 /* Building. All return 0 / index >= 0 or a negative errno (-ENOMEM, -EINVAL). */
@@ -163,6 +168,19 @@ void tc_sched_streamed_totals(const struct tc_sched *s, uint64_t *msgs, uint64_t
  */
 int tc_sched_build_streamed(const struct tc_algo *algo, const struct tc_shape *shape, tc_step_sink_fn sink,
 			    void *arg, struct tc_sched **out, const char **why);
+/*
+ * Run algo->build(shape) keeping only the blocks that start at the nodes
+ * whose coordinates are all below mod[d] (a fundamental cell of the
+ * translations by multiples of mod): the first schedule the builder creates
+ * for this shape and collective in this thread gets src_mod. A builder that
+ * supports it asks tc_sched_src_kept() before it places a source's blocks,
+ * and its decisions for one block must not depend on the others (core/
+ * part_sym.c uses the result). 0 with *out, or the builder's error.
+ */
+int tc_sched_build_sources(const struct tc_algo *algo, const struct tc_shape *shape, const int *mod,
+			   struct tc_sched **out, const char **why);
+/* 1 if node o's blocks are built (always, unless tc_sched_build_sources). */
+int tc_sched_src_kept(const struct tc_sched *s, int o);
 /* An algorithm: builds the schedule for a shape or says why not. */
 struct tc_algo {
 	const char *name; /* torus-sched --algo name */

@@ -3,6 +3,7 @@
  * One node's part (core/part.h), generated alone, against the whole
  * schedule: for every algorithm with a part generator, on every 2D torus up
  * to 16x16, one-port and mesh 2D shapes, 3D and 4D shapes of both parities,
+ * rings,
  * the whole schedule passes the verifier (or the shape is refused by both),
  * and every node's part generated alone is identical to that node's part
  * cut from the whole schedule. Every receive of a generated part is then
@@ -35,6 +36,8 @@ static const struct shape_case more[] = {
 	{ "4x4x4", 0, 0 },   { "3x5x3", 0, 0 },	  { "4x6x8", 0, 0 },   { "5x5x5", 0, 0 },   { "6x6x6", 0, 0 },
 	{ "3x3x3", 1, 0 },   { "4x4x4", 0, 1 },	  { "3x3x3", 0, 1 },   { "2x2x2x2", 0, 0 }, { "3x3x3x3", 0, 0 },
 	{ "2x3x2x3", 0, 0 }, { "4x4x2x2", 0, 0 }, { "2x2x2x2", 0, 1 }, { "3x3x3x3", 0, 1 },
+	{ "2", 0, 0 },	     { "4", 0, 0 },	  { "6", 0, 0 },       { "7", 0, 0 },	    { "10", 0, 0 },
+	{ "16", 0, 0 },	     { "8", 1, 0 },	  { "8", 0, 1 },
 };
 
 /* Compare every node's generated part with its cut from s; local-check each receive. */

@@ -11,6 +11,7 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/allport.h"
+#include "core/part_sym.h"
 
 static int ar_dim0(void *ctx, int node, int32_t a, int32_t b)
 {
@@ -49,7 +50,7 @@ int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const 
 	if (err)
 		return tc_sched_done(s, err, out, why, "ar: internal error building the schedule");
 	for (int n = 0; n < p && !err; n++)
-		for (int t = 0; t < p && !err; t++)
+		for (int t = 0; t < p && !err && tc_sched_src_kept(s, n); t++)
 			if (t != n)
 				err = tc_ap_hold(&ap, n, n, t);
 	if (!err)
@@ -65,9 +66,22 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	return tc_ar_build_ring(shape, out, why);
 }
 
+/*
+ * Node n's part: the schedule commutes with the translations by 2 (a node's
+ * primary direction is its parity), and the engine routes each block by
+ * its own offset alone, so it comes from the blocks of nodes 0 and 1.
+ */
+static int part(struct tc_part *p, const char **why)
+{
+	static const int mod[TC_MAX_DIMS] = { 2 };
+
+	return tc_part_translate(p, &tc_algo_ar, mod, why);
+}
+
 const struct tc_algo tc_algo_ar = {
 	.name = "ar",
 	.coll = TC_ALLTOALL,
 	.summary = "all-port ring complete exchange (Liu et al., All-Port Tori, Sec. III-A, Algorithm AR): ceil(p^2/8) blocks in p/2 steps",
 	.build = build,
+	.part = part,
 };

@@ -27,6 +27,7 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/allport.h"
+#include "core/part_sym.h"
 
 /* Phase 2 (phase = 0) and 3 (phase = 1): the dimension the block travels. */
 struct at2_ctx {
@@ -81,6 +82,8 @@ static int at2_first_hops(struct tc_ap *ap, const struct tc_shape *sh, struct at
 	for (int o = 0; o < P; o++) {
 		const int *oc = tc_ap_coords(ap, o);
 
+		if (!tc_sched_src_kept(ap->s, o))
+			continue;
 		for (int t = 0; t < P; t++) {
 			const int *tcc = tc_ap_coords(ap, t);
 			int dx, dy, port;
@@ -215,6 +218,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	if (err)
 		return tc_sched_done(s, err, out, why, "at2: internal error building the schedule");
 	ctx.ap = &ap;
+	ap.tie_by_origin = 1; /* translation invariant: a node's part is made from a cell (part()) */
 	err = at2_phase1(&ap, shape);
 	for (ctx.phase = 0; ctx.phase < 2 && err >= 0; ctx.phase++)
 		err = tc_ap_phase(&ap, stride, NULL, 0, 0, at2_dim, &ctx);
@@ -224,9 +228,23 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	return tc_sched_done(s, err, out, why, "at2: internal error building the schedule");
 }
 
+/*
+ * Node n's part: the schedule commutes with the translations by multiples
+ * of 4 (groups are coordinate parities, the rings of Phases 2 and 3 have
+ * stride 2 and their primary directions alternate along them), so it comes
+ * from the blocks of the 16 nodes of one 4x4 cell (core/part_sym.c).
+ */
+static int part(struct tc_part *p, const char **why)
+{
+	static const int mod[TC_MAX_DIMS] = { 4, 4 };
+
+	return tc_part_translate(p, &tc_algo_at2, mod, why);
+}
+
 const struct tc_algo tc_algo_at2 = {
 	.name = "at2",
 	.coll = TC_ALLTOALL,
 	.summary = "all-port 2D torus complete exchange (Liu et al., All-Port Tori, Sec. IV, Algorithm AT2): r*c^2/8 blocks in c/2+2 steps",
 	.build = build,
+	.part = part,
 };

@@ -296,6 +296,29 @@ static int ap_phase_sort(struct tc_ap *ap, struct ap_phase *ph, tc_ap_dim_fn fn,
 	return 0;
 }
 
+/*
+ * Which half of a bundle of ties (blocks held by node n at half an L = 2
+ * mod 4 ring of dimension d) block {a, .} belongs to: the parity of a's
+ * offset from n summed over the other dimensions. A function of the block
+ * and the node alone, so a node's choice does not depend on the order its
+ * blocks arrived in and the schedule commutes with the translations that
+ * keep parities (core/part_sym.c builds a node's part from that). In AT2's
+ * Phase 2 the r ties of a node come from r sources, half an odd offset
+ * away across the row, in Phase 3 the c ties from the c sources of a
+ * column: both halves equal, as the alternation does. allport-kd's bundles
+ * are not split evenly by it (6x6x6: 191 blocks for 162), so it alternates.
+ */
+static int ap_tie_parity(const struct tc_ap *ap, int n, int d, int32_t a)
+{
+	const int *nc = tc_ap_coords(ap, n), *ac = tc_ap_coords(ap, a);
+	int h = 0;
+
+	for (int k = 0; k < ap->ndims; k++)
+		if (k != d)
+			h ^= (nc[k] ^ ac[k]) & 1;
+	return h;
+}
+
 /* Stage 1 of node n on dimension d: odd offsets one logical hop; ties by parity. */
 static int ap_stage1(struct tc_ap *ap, const struct ap_phase *ph, int n, int d, int par, int prim)
 {
@@ -306,9 +329,13 @@ static int ap_stage1(struct tc_ap *ap, const struct ap_phase *ph, int n, int d, 
 	for (uint32_t i = 0; i < v->n; i++) {
 		struct tc_ap_item it = v->v[i];
 
-		/* L = 2 mod 4: a bundle of ties alternates, the odd one out by parity. */
+		/* L = 2 mod 4: a bundle of ties alternates, the odd one out by
+		 * parity; or (tie_by_origin) splits by the parity of the block's
+		 * origin across the other dimensions (ap_tie_parity), then the node's. */
 		if (2 * it.e == L && L % 4 == 0)
 			it.e = ((ph->split >> d) & 1 && (ties++ & 1)) ? -prim * it.e : prim * it.e;
+		else if (2 * it.e == L && ap->tie_by_origin)
+			it.e = (par ^ ap_tie_parity(ap, n, d, it.a)) ? it.e : -it.e;
 		else if (2 * it.e == L)
 			it.e = (par ^ (ties++ & 1)) ? it.e : -it.e;
 		if (it.e & 1)

@@ -27,7 +27,8 @@
  * the same sub-ring and goes the holder's primary way (even +, odd -); when
  * L = 2 mod 4 it is on the other sub-ring and Stage 1 sends it from an even
  * node towards - and from an odd node towards +, so that it continues in the
- * receiver's primary direction. Every link is then used by one message per
+ * receiver's primary direction (a bundle of ties alternates over the order
+ * its blocks came in, or with tie_by_origin splits by their origins' parity). Every link is then used by one message per
  * step (even sub-ring + links, odd sub-ring - links, and the reverse), and the
  * messages of one step of one node have equal size on every node class.
  *
@@ -86,6 +87,10 @@ struct tc_ap {
 	struct tc_ap_vec out[2];
 	/* even rings (bit d) that run the one-hop relay instead of AR; set by the caller */
 	unsigned int relay;
+	/* 1: the ties of an L = 2 mod 4 ring split by the parity of the block's
+	 * origin across the other dimensions, not alternating in the order the
+	 * blocks came (the schedule is then translation invariant); set by the caller */
+	int tie_by_origin;
 	/* relays: when a block leaves (NULL: all at once); set by the caller */
 	tc_ap_wait_fn wait;
 	void *wait_ctx;
