@@ -376,8 +376,8 @@ static void run_failures(int ctl)
 	int ret, P;
 
 	for (int which = 0; which < 2; which++) {
-		int timeouts = 0, nolink = 0, ok_bad = 0, other = 0, named = 0, died;
-		char msg[200] = "";
+		int timeouts = 0, refused = 0, nolink = 0, ok_bad = 0, other = 0, named = 0, died;
+		char msg[200] = "", odd[240] = "";
 
 		ret = fabric_create(ctl, fc, &id, &nodes);
 		if (ret) {
@@ -407,24 +407,40 @@ static void run_failures(int ctl)
 				timeouts++;
 				if (strstr(res[n].err, "step") && strstr(res[n].err, "port") && strstr(res[n].err, "node"))
 					named++;
+			} else if (which == 0 && res[n].ret == -ECONNREFUSED) {
+				/*
+				 * A node that started late (a loaded host forks 15
+				 * processes slowly) can still be sending when peers
+				 * that timed out have closed: refused, naming that
+				 * peer, is a right answer too.
+				 */
+				refused++;
+				if (strstr(res[n].err, "step") && strstr(res[n].err, "node"))
+					named++;
+				if (!odd[0])
+					snprintf(odd, sizeof(odd), "; node %d: %s", n, res[n].err);
 			} else if (res[n].ret == -ENOLINK) {
 				nolink++;
 				if (!msg[0])
 					snprintf(msg, sizeof(msg), "%s", res[n].err);
 			} else if (!res[n].ret) {
 				ok_bad += !!res[n].bad_bytes;
+				if (which == 0 && !odd[0])
+					snprintf(odd, sizeof(odd), "; node %d completed without node 0", n);
 			} else {
 				other++;
 				if (!msg[0])
 					snprintf(msg, sizeof(msg), "node %d: %s", n, res[n].err);
+				if (!odd[0])
+					snprintf(odd, sizeof(odd), "; node %d: %s (%s)", n, strerror(-res[n].ret), res[n].err);
 			}
 			if (which == 0 && res[n].ret == -ETIMEDOUT && !msg[0])
 				snprintf(msg, sizeof(msg), "%s", res[n].err);
 		}
 		if (which == 0)
-			tap_ok(!died && timeouts == P - 1 && named == timeouts && !other,
-			       "4x4, node 0 absent: %d of %d nodes fail with -ETIMEDOUT naming step, port and node (%.0f ms)",
-			       timeouts, P - 1, wall);
+			tap_ok(!died && timeouts >= 1 && timeouts + refused == P - 1 && named == timeouts + refused && !other,
+			       "4x4, node 0 absent: %d of %d nodes fail with -ETIMEDOUT naming step, port and node, %d refused by a peer that had timed out (%.0f ms)%s",
+			       timeouts, P - 1, refused, wall, odd);
 		else
 			tap_ok(!died && nolink >= 1 && !ok_bad && !other && strstr(msg, "port 0"),
 			       "4x4, link node 0 port 0 down: %d nodes fail with -ENOLINK naming port 0, %d time out, %d with "
