@@ -58,7 +58,8 @@ static int torus_ioc_handshake(struct torus_ucmd *uc)
 	h->max_dims = TORUS_MAX_DIMS;
 	h->features = TORUS_FEAT_ONE_PORT | TORUS_FEAT_ROUTE | TORUS_FEAT_LINK_FAULT |
 		      TORUS_FEAT_EPOLL | TORUS_FEAT_MR | TORUS_FEAT_CQ_WAKE_ONCE |
-		      TORUS_FEAT_SEND_SYNC | TORUS_FEAT_PROGRAM;
+		      TORUS_FEAT_SEND_SYNC | TORUS_FEAT_PROGRAM |
+		      TORUS_FEAT_PROG_SIGNAL;
 	h->ioctls = (1ULL << (TORUS_CMD_LAST - TORUS_CMD_BASE)) - 1;
 	h->max_nodes = TORUS_MAX_NODES;
 	h->max_dim_size = TORUS_MAX_DIM_SIZE;

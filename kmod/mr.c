@@ -185,12 +185,16 @@ err_free_mr:
 
 /*
  * Erase registration @key of this process from @tf and drop the table's
- * reference: -ENOENT if there is none, -EBUSY while descriptors use it.
+ * reference: -ENOENT if there is none, -EBUSY while descriptors outside
+ * programs use it. Programs of @tf that name it are cancelled first
+ * (prog.c: their completion says -ECANCELED), once.
  */
 int torus_mr_dereg(struct torus_file *tf, u32 key)
 {
 	struct torus_mr *mr;
+	bool cancelled = false;
 
+again:
 	xa_lock(&tf->mrs);
 	mr = xa_load(&tf->mrs, key);
 	if (!mr || mr->mm != current->mm) {
@@ -198,7 +202,14 @@ int torus_mr_dereg(struct torus_file *tf, u32 key)
 		return -ENOENT;
 	}
 	if (atomic_read(&mr->inflight)) {
+		kref_get(&mr->ref);
 		xa_unlock(&tf->mrs);
+		if (!cancelled && torus_prog_cancel_mr(tf, mr)) {
+			cancelled = true;
+			torus_mr_put(mr);
+			goto again;
+		}
+		torus_mr_put(mr);
 		return -EBUSY;
 	}
 	__xa_erase(&tf->mrs, key);

@@ -230,6 +230,26 @@ struct torus_kdesc *torus_kdesc_new(struct torus_file *tf, const struct torus_de
 	return torus_kdesc_build(tf, ud, bytes, GFP_KERNEL_ACCOUNT);
 }
 
+/*
+ * A program's TORUS_OP_SIGNAL descriptor (prog.c checked it): no segments,
+ * no route, never on a queue; it only carries its counters.
+ */
+struct torus_kdesc *torus_kdesc_signal_new(struct torus_file *tf, size_t *bytes)
+{
+	struct torus_kdesc *d;
+
+	*bytes = sizeof(*d);
+	d = kzalloc(*bytes, GFP_KERNEL_ACCOUNT);
+	if (!d)
+		return ERR_PTR(-ENOMEM);
+	d->node = tf->node;
+	d->file = tf;
+	d->op = TORUS_OP_SIGNAL;
+	d->wait_counter = TORUS_PROG_NO_COUNTER;
+	d->signal_counter = TORUS_PROG_NO_COUNTER;
+	return d;
+}
+
 /* Validate, copy and queue one descriptor; @kick collects engines to start. */
 static int torus_post_one(struct torus_file *tf, const struct torus_desc *ud, u32 *kick)
 {

@@ -28,6 +28,8 @@
 static void torus_prog_free(struct torus_prog *p)
 {
 	torus_kdesc_free_list(&p->held);
+	torus_kdesc_free_list(&p->spent);
+	kfree(p->mrs);
 	kfree(p->waiters);
 	kfree(p->count);
 	kfree(p->ready_ns);
@@ -102,7 +104,7 @@ static void __torus_prog_abort(struct torus_prog *p, int status)
 			/* its queue slot, reserved at post, goes back */
 			if (d->op == TORUS_OP_SEND)
 				n->ports[d->port].sq_count--;
-			else
+			else if (d->op == TORUS_OP_RECV)
 				n->ports[d->port].rq_count--;
 			list_move_tail(&d->list, &p->held);
 			p->unqueued--;
@@ -159,13 +161,48 @@ static void __torus_prog_fire(struct torus_kdesc *d, u64 ready_ns, u32 *kick)
 }
 
 /*
+ * Counter @c of @p gets a signal that ended at @t_ns: queue the descriptors
+ * whose threshold is reached; a TORUS_OP_SIGNAL among them completes at
+ * once and signals its own counter, in this loop (a chain of them is
+ * bounded by the program's size and uses no stack). Caller holds fab->lock.
+ */
+static void __torus_prog_count(struct torus_prog *p, u32 c, u64 t_ns)
+{
+	LIST_HEAD(relay);
+	struct torus_kdesc *w, *tmp;
+
+	for (;;) {
+		p->count[c]++;
+		p->ready_ns[c] = max(p->ready_ns[c], t_ns);
+		list_for_each_entry_safe(w, tmp, &p->waiters[c], list) {
+			if (w->wait_threshold > p->count[c])
+				continue;
+			p->unqueued--;
+			if (w->op == TORUS_OP_SIGNAL) {
+				w->clock_ns = p->ready_ns[c];
+				list_move_tail(&w->list, &relay);
+			} else {
+				list_del(&w->list);
+				__torus_prog_fire(w, p->ready_ns[c], NULL);
+			}
+		}
+		w = list_first_entry_or_null(&relay, struct torus_kdesc, list);
+		if (!w)
+			return;
+		list_move_tail(&w->list, &p->spent);
+		p->done++;
+		c = w->signal_counter;
+		t_ns = w->clock_ns;
+	}
+}
+
+/*
  * Descriptor @d of a program completed with @e (not yet in any CQ). Caller
  * holds fab->lock (queue.c's __torus_complete()).
  */
 void __torus_prog_desc_done(struct torus_kdesc *d, const struct torus_cqe *e)
 {
 	struct torus_prog *p = d->prog;
-	struct torus_kdesc *w, *tmp;
 	struct torus_cqe fe;
 	u32 c = d->signal_counter;
 
@@ -187,17 +224,8 @@ void __torus_prog_desc_done(struct torus_kdesc *d, const struct torus_cqe *e)
 		p->done++;
 		p->t_start_ns = min(p->t_start_ns, e->t_start_ns);
 		p->t_end_ns = max(p->t_end_ns, e->t_end_ns);
-		if (c != TORUS_PROG_NO_COUNTER && !p->aborted) {
-			p->count[c]++;
-			p->ready_ns[c] = max(p->ready_ns[c], e->t_end_ns);
-			list_for_each_entry_safe(w, tmp, &p->waiters[c], list) {
-				if (w->wait_threshold > p->count[c])
-					continue;
-				list_del(&w->list);
-				p->unqueued--;
-				__torus_prog_fire(w, p->ready_ns[c], NULL);
-			}
-		}
+		if (c != TORUS_PROG_NO_COUNTER && !p->aborted)
+			__torus_prog_count(p, c, e->t_end_ns);
 	}
 	if (!p->out && (p->aborted || !p->unqueued))
 		__torus_prog_end(p);
@@ -210,9 +238,15 @@ void __torus_prog_desc_done(struct torus_kdesc *d, const struct torus_cqe *e)
  */
 static int torus_prog_check(const struct torus_prog_desc *pd, u32 ncounters, u32 *sig, u32 *fan)
 {
+	static const struct torus_desc zero = { .op = TORUS_OP_SIGNAL };
 	u32 w = pd->wait_counter, s = pd->signal_counter;
 
 	if (pd->__reserved)
+		return -EINVAL;
+	/* a signal moves nothing: it waits on one counter and signals one */
+	if (pd->desc.op == TORUS_OP_SIGNAL &&
+	    (memcmp(&pd->desc, &zero, sizeof(zero)) || w == TORUS_PROG_NO_COUNTER ||
+	     s == TORUS_PROG_NO_COUNTER))
 		return -EINVAL;
 	if (s != TORUS_PROG_NO_COUNTER && s >= ncounters)
 		return -EINVAL;
@@ -230,6 +264,33 @@ static int torus_prog_check(const struct torus_prog_desc *pd, u32 ncounters, u32
 	return 0;
 }
 
+/* Note the registrations @d names in @p (MR_DEREG finds the programs holding one). */
+static int torus_prog_note_mrs(struct torus_prog *p, const struct torus_kdesc *d)
+{
+	struct torus_mr **mrs;
+	u32 i, k;
+
+	for (i = 0; i < d->nsegs; i++) {
+		if (!d->segs[i].mr)
+			continue;
+		for (k = 0; k < p->nmrs && p->mrs[k] != d->segs[i].mr; k++)
+			;
+		if (k < p->nmrs)
+			continue;
+		if (p->nmrs == p->cap_mrs) {
+			mrs = krealloc_array(p->mrs, max(2 * p->cap_mrs, 4U), sizeof(*mrs),
+					     GFP_KERNEL_ACCOUNT);
+			if (!mrs)
+				return -ENOMEM;
+			p->bytes += (max(2 * p->cap_mrs, 4U) - p->cap_mrs) * sizeof(*mrs);
+			p->cap_mrs = max(2 * p->cap_mrs, 4U);
+			p->mrs = mrs;
+		}
+		p->mrs[p->nmrs++] = d->segs[i].mr;
+	}
+	return 0;
+}
+
 int torus_prog_post(struct torus_file *tf, struct torus_prog_post *pp)
 {
 	struct torus_node *n = tf->node;
@@ -238,7 +299,7 @@ int torus_prog_post(struct torus_file *tf, struct torus_prog_post *pp)
 	struct torus_kdesc *d, *tmp;
 	struct torus_prog_desc pd;
 	struct torus_prog *p;
-	u32 *sig = NULL, i, kick = 0;
+	u32 *sig = NULL, i, kick = 0, nsig = 0;
 	size_t bytes;
 	int ret;
 
@@ -256,6 +317,7 @@ int torus_prog_post(struct torus_file *tf, struct torus_prog_post *pp)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&p->entry);
 	INIT_LIST_HEAD(&p->held);
+	INIT_LIST_HEAD(&p->spent);
 	INIT_DELAYED_WORK(&p->abort_work, torus_prog_abort_work);
 	INIT_WORK(&p->free_work, torus_prog_free_work);
 	p->node = n;
@@ -289,12 +351,20 @@ int torus_prog_post(struct torus_file *tf, struct torus_prog_post *pp)
 		ret = torus_prog_check(&pd, p->ncounters, sig, sig ? sig + p->ncounters : NULL);
 		if (ret)
 			goto err_index;
-		d = torus_kdesc_new(tf, &pd.desc, &bytes);
+		if (pd.desc.op == TORUS_OP_SIGNAL)
+			d = torus_kdesc_signal_new(tf, &bytes);
+		else
+			d = torus_kdesc_new(tf, &pd.desc, &bytes);
 		if (IS_ERR(d)) {
 			ret = PTR_ERR(d);
 			goto err_index;
 		}
 		list_add_tail(&d->list, &p->held);
+		if (d->has_mr) {
+			ret = torus_prog_note_mrs(p, d);
+			if (ret)
+				goto err_free;
+		}
 		d->prog = p;
 		d->prog_index = i;
 		d->wait_counter = pd.wait_counter;
@@ -302,7 +372,10 @@ int torus_prog_post(struct torus_file *tf, struct torus_prog_post *pp)
 		d->signal_counter = pd.signal_counter;
 		d->mx = n->mx;
 		torus_matrix_get(d->mx);
-		nq[d->port][d->op == TORUS_OP_SEND]++;
+		if (d->op == TORUS_OP_SIGNAL)
+			nsig++;
+		else
+			nq[d->port][d->op == TORUS_OP_SEND]++;
 		p->bytes += bytes;
 		if (p->bytes > TORUS_MAX_PROG_BYTES) {
 			ret = -ENOSPC;
@@ -312,10 +385,11 @@ int torus_prog_post(struct torus_file *tf, struct torus_prog_post *pp)
 	kfree(sig);
 	sig = NULL;
 
-	ret = torus_cq_reserve_n(n, pp->count + 1);
+	/* one slot per data descriptor and one for the program */
+	ret = torus_cq_reserve_n(n, pp->count - nsig + 1);
 	if (ret)
 		goto err_free;
-	p->slots = pp->count + 1;
+	p->slots = pp->count - nsig + 1;
 	spin_lock(&f->lock);
 	ret = -ENOSPC;
 	if (tf->prog_bytes + p->bytes > TORUS_MAX_PROG_BYTES)
@@ -381,4 +455,56 @@ void torus_prog_cancel_file(struct torus_file *tf)
 			__torus_prog_abort(p, -ECANCELED);
 	spin_unlock(&f->lock);
 	wait_event(n->cq.wq, !atomic_read(&tf->progs));
+}
+
+/* @tf has a program not yet ended that names @mr. Caller holds fab->lock. */
+static bool __torus_prog_holds(struct torus_file *tf, struct torus_mr *mr)
+{
+	struct torus_prog *p;
+	u32 k;
+
+	list_for_each_entry(p, &tf->node->progs, entry)
+		for (k = 0; p->file == tf && k < p->nmrs; k++)
+			if (p->mrs[k] == mr)
+				return true;
+	return false;
+}
+
+/*
+ * MR_DEREG of @mr (the caller holds a reference) while descriptors use it:
+ * abort @tf's programs that name it (-ECANCELED) and wait until each has
+ * ended, so their holds on it are gone. Returns how many it aborted (0:
+ * what holds @mr is no program, and MR_DEREG stays EBUSY).
+ */
+int torus_prog_cancel_mr(struct torus_file *tf, struct torus_mr *mr)
+{
+	struct torus_node *n = tf->node;
+	struct torus_fabric *f = n->fab;
+	struct torus_prog *p, *tmp;
+	int k = 0;
+	u32 i;
+
+	spin_lock(&f->lock);
+	list_for_each_entry_safe(p, tmp, &n->progs, entry) {
+		if (p->file != tf)
+			continue;
+		for (i = 0; i < p->nmrs; i++)
+			if (p->mrs[i] == mr)
+				break;
+		if (i < p->nmrs) {
+			__torus_prog_abort(p, -ECANCELED);
+			k++;
+		}
+	}
+	spin_unlock(&f->lock);
+	if (k)
+		wait_event(n->cq.wq, ({
+			bool held;
+
+			spin_lock(&f->lock);
+			held = __torus_prog_holds(tf, mr);
+			spin_unlock(&f->lock);
+			!held;
+		}));
+	return k;
 }

@@ -299,6 +299,7 @@ struct torus_prog {
 	struct delayed_work abort_work;	/* timeout, or abort after a failure */
 	struct work_struct free_work;	/* after the end: frees @held and itself */
 	struct list_head held;		/* descriptors taken back (aborted), freed with it */
+	struct list_head spent;		/* TORUS_OP_SIGNAL descriptors that ran, freed with it */
 	struct list_head *waiters;	/* per counter: its descriptors not yet queued */
 	u32 *count;			/* per counter: signals so far */
 	u64 *ready_ns;			/* per counter: latest end time signalled */
@@ -315,6 +316,8 @@ struct torus_prog {
 	u64 user_data;
 	u64 t_start_ns, t_end_ns;	/* over its completed messages */
 	u64 bytes;			/* charged to file->prog_bytes */
+	struct torus_mr **mrs;		/* the registrations its descriptors name (compared only) */
+	u32 nmrs, cap_mrs;
 };
 
 /* main.c */
@@ -356,6 +359,7 @@ void torus_mr_done(struct torus_mr *mr);
 void torus_mr_put(struct torus_mr *mr);
 
 /* post.c */
+struct torus_kdesc *torus_kdesc_signal_new(struct torus_file *tf, size_t *bytes);
 struct torus_kdesc *torus_kdesc_new(struct torus_file *tf, const struct torus_desc *ud,
 				    size_t *bytes);
 int torus_post(struct torus_file *tf, struct torus_post *p);
@@ -364,6 +368,7 @@ int torus_post(struct torus_file *tf, struct torus_post *p);
 int torus_prog_post(struct torus_file *tf, struct torus_prog_post *pp);
 void __torus_prog_desc_done(struct torus_kdesc *d, const struct torus_cqe *e);
 void torus_prog_cancel_file(struct torus_file *tf);
+int torus_prog_cancel_mr(struct torus_file *tf, struct torus_mr *mr);
 
 /* queue.c */
 void __torus_kdesc_mrs_done(struct torus_kdesc *d);

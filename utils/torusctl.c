@@ -187,19 +187,58 @@ static void print_fabric_json(const struct torus_fabric_query *q, int detail)
 	printf("}");
 }
 
+/* Every feature bit of the header, by name (tests/tools/test-features checks none is missing). */
+static const struct {
+	uint64_t bit;
+	const char *name;
+} feats[] = {
+	{ TORUS_FEAT_ONE_PORT, "one-port" },
+	{ TORUS_FEAT_ROUTE, "route" },
+	{ TORUS_FEAT_LINK_FAULT, "link-fault" },
+	{ TORUS_FEAT_EPOLL, "epoll" },
+	{ TORUS_FEAT_MR, "mr" },
+	{ TORUS_FEAT_CQ_WAKE_ONCE, "cq-wake-once" },
+	{ TORUS_FEAT_SEND_SYNC, "send-sync" },
+	{ TORUS_FEAT_PROGRAM, "program" },
+	{ TORUS_FEAT_PROG_SIGNAL, "prog-signal" },
+};
+
+/* The features of mask as names; a bit this torusctl does not know as "bit N". */
+static void print_feats(uint64_t mask, int as_json)
+{
+	int first = 1;
+
+	for (int i = 0; i < 64; i++) {
+		const char *name = NULL;
+		char unknown[16];
+
+		if (!(mask >> i & 1))
+			continue;
+		for (size_t k = 0; k < sizeof(feats) / sizeof(feats[0]); k++)
+			if (feats[k].bit == 1ULL << i)
+				name = feats[k].name;
+		if (!name) {
+			snprintf(unknown, sizeof(unknown), "bit %d", i);
+			name = unknown;
+		}
+		if (as_json)
+			printf("%s\"%s\"", first ? "" : ", ", name);
+		else
+			printf(" %s", name);
+		first = 0;
+	}
+}
+
 static int cmd_info(void)
 {
 	struct torus_handshake h = { .size = sizeof(h) };
-	static const char *const feats[] = { "one-port", "route", "link-fault", "epoll" };
-	int ret = xioctl(TORUS_IOC_HANDSHAKE, &h), first = 1;
+	int ret = xioctl(TORUS_IOC_HANDSHAKE, &h);
 
 	if (ret)
 		die(1, "handshake: %s", strerror(-ret));
 	if (json) {
 		printf("{\"abi_version\": %u, \"features\": [", h.abi_version);
-		for (int i = 0; i < 4; i++)
-			if (h.features >> i & 1)
-				printf("%s\"%s\"", first ? "" : ", ", feats[i]), first = 0;
+		print_feats(h.features, 1);
 		printf("], \"max_dims\": %u, \"max_nodes\": %u, \"max_dim_size\": %u, \"max_segs\": %u, "
 		       "\"max_batch\": %u, \"max_matrix_bytes\": %llu}\n",
 		       h.max_dims, h.max_nodes, h.max_dim_size, h.max_segs, h.max_batch,
@@ -207,9 +246,7 @@ static int cmd_info(void)
 		return 0;
 	}
 	printf("abi_version %u\nfeatures", h.abi_version);
-	for (int i = 0; i < 4; i++)
-		if (h.features >> i & 1)
-			printf(" %s", feats[i]);
+	print_feats(h.features, 0);
 	printf("\nmax_dims %u\nmax_nodes %u\nmax_dim_size %u\nmax_segs %u\nmax_batch %u\nmax_matrix_bytes %llu\n",
 	       h.max_dims, h.max_nodes, h.max_dim_size, h.max_segs, h.max_batch,
 	       (unsigned long long)h.max_matrix_bytes);

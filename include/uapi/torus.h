@@ -181,6 +181,15 @@
  *   in virtual time no earlier than the latest end time of the completions
  *   that signalled its counter (not its node's clock at post), so the
  *   fabric's makespan reflects each message's own dependencies.
+ *   A descriptor with op TORUS_OP_SIGNAL (TORUS_FEAT_PROG_SIGNAL) moves no
+ *   data: when its counter reaches its threshold it completes at once and
+ *   adds 1 to its signal counter, passing the ready time on (a triggered
+ *   counter increment, as Portals 4's PtlTriggeredCTInc). It must wait on
+ *   a counter and signal one, and every other field of its torus_desc is 0.
+ *   With it a descriptor can wait for any set of earlier descriptors: each
+ *   of them signals its own counter, one SIGNAL per member relays it to the
+ *   waiter's counter, and the waiter's threshold is the size of the set.
+ *   SIGNAL descriptors take no CQ or queue slot and write no completion.
  *   Completions: a descriptor that succeeds writes none; one that fails
  *   writes its own (flag TORUS_CQE_PROG, its user_data and status); then the
  *   program writes one (op TORUS_OP_PROG, see struct torus_cqe) when all its
@@ -285,6 +294,7 @@ enum {
 #define TORUS_FEAT_CQ_WAKE_ONCE (1ULL << 5) /* CQ_WAIT wakes once, at min_entries */
 #define TORUS_FEAT_SEND_SYNC (1ULL << 6) /* TORUS_SEND_SYNC */
 #define TORUS_FEAT_PROGRAM (1ULL << 7)	 /* PROG_POST: triggered descriptors */
+#define TORUS_FEAT_PROG_SIGNAL (1ULL << 8) /* PROG_POST: TORUS_OP_SIGNAL descriptors */
 
 /**
  * struct torus_handshake - TORUS_IOC_HANDSHAKE (ctl and node devices)
@@ -470,6 +480,7 @@ enum torus_op {
 	TORUS_OP_SEND = 1,
 	TORUS_OP_RECV = 2,
 	TORUS_OP_PROG = 3, /* a program's completion (torus_cqe.op only) */
+	TORUS_OP_SIGNAL = 4, /* program only: moves no data, see PROG_POST */
 };
 
 /*
@@ -750,6 +761,9 @@ struct torus_prog_desc {
  * @timeout_ns: the program fails with -ETIMEDOUT if it has not completed
  *	this long after the post (wall clock); 0 = no timeout; at most
  *	max_prog_timeout_ns
+ * A descriptor whose desc.op is TORUS_OP_SIGNAL (TORUS_FEAT_PROG_SIGNAL)
+ * must have a wait counter and a signal counter and every other field of
+ * desc 0 (else EINVAL).
  */
 struct torus_prog_post {
 	__u32 size;

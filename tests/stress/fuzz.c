@@ -876,7 +876,8 @@ static void fz_ioctl(void)
 		 * earlier ones signal), or adversarial: a cycle, a threshold
 		 * nothing reaches, a counter out of range, a huge fan-out. Its
 		 * dependencies may never fire (receives nobody sends to): a
-		 * timeout, or the close of its file, ends it.
+		 * timeout, or the close of its file, ends it. Some of its
+		 * descriptors are relays (TORUS_OP_SIGNAL), chained or not.
 		 */
 		static struct torus_prog_desc pd[300];
 		static const uint64_t tmo[] = { 0, 0, 1000000, 5000000, 50000000 };
@@ -903,6 +904,19 @@ static void fz_ioctl(void)
 			if (nc && fz_chance(60)) {
 				x->signal_counter = fz_below(nc);
 				sig[x->signal_counter]++;
+			}
+			/* a relay (TORUS_OP_SIGNAL): no data, waits on one counter, signals one;
+			 * now and then malformed (a segment, no counter to signal) */
+			if (x->wait_counter != TORUS_PROG_NO_COUNTER && n != 300 && fz_chance(20) &&
+			    (fz_hs.features & TORUS_FEAT_PROG_SIGNAL)) {
+				memset(&x->desc, 0, sizeof(x->desc));
+				x->desc.op = TORUS_OP_SIGNAL;
+				if (x->signal_counter == TORUS_PROG_NO_COUNTER && fz_chance(90)) {
+					x->signal_counter = fz_below(nc);
+					sig[x->signal_counter]++;
+				}
+				if (fz_chance(5))
+					x->desc.nsegs = 1;
 			}
 		}
 		if (n == 300 && nc)

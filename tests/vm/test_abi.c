@@ -193,7 +193,8 @@ TEST_F(abi, handshake__reports_version_limits_and_ioctls)
 		EXPECT_EQ(0, h.features & ~(__u64)(TORUS_FEAT_ONE_PORT | TORUS_FEAT_ROUTE |
 						 TORUS_FEAT_LINK_FAULT | TORUS_FEAT_EPOLL |
 						 TORUS_FEAT_MR | TORUS_FEAT_CQ_WAKE_ONCE |
-						 TORUS_FEAT_SEND_SYNC | TORUS_FEAT_PROGRAM));
+						 TORUS_FEAT_SEND_SYNC | TORUS_FEAT_PROGRAM |
+						 TORUS_FEAT_PROG_SIGNAL));
 		EXPECT_TRUE(h.features & TORUS_FEAT_MR);
 		EXPECT_LE(1, h.max_mrs);
 		EXPECT_LE(1 << 20, h.max_mr_bytes);

@@ -11,8 +11,13 @@
  * program; a program whose dependencies never fire fails at its timeout
  * naming the descriptor it waited for and holds nothing after; closing the
  * posting file cancels its programs and gives back queue slots, CQ slots
- * and pinned pages, also over 1000 post/close cycles.
+ * and pinned pages, also over 1000 post/close cycles. TORUS_OP_SIGNAL
+ * descriptors let a send wait for two receives exactly (and it starts, in
+ * virtual time, at the later of their ends); a malformed signal is refused.
  */
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <kselftest_harness.h>
 
 #include "torus_util.h"
@@ -181,6 +186,104 @@ TEST_F(prog, relay__forwards_from_the_receive_sender_first)
 
 	TV_SKIPPED();
 	run_relay(_metadata, self, order);
+}
+
+/*
+ * Node 1 forwards to node 0 what it received from nodes 0 and 2, in one
+ * send that waits for both receives: each receive signals its own counter,
+ * a SIGNAL per receive relays it to the send's counter (threshold 2).
+ */
+TEST_F(prog, signal__a_send_waits_for_two_receives)
+{
+	struct torus_seg s0 = { 0, BLOCK }, s2 = { 0, 2 * BLOCK }, ra = { 0, BLOCK }, rb = { BLOCK, 2 * BLOCK };
+	struct torus_seg fw = { 0, 3 * BLOCK }, back = { 4 * BLOCK, 3 * BLOCK };
+	struct torus_prog_desc d1[5], d0[2], d2[1];
+	struct torus_handshake h = { .size = sizeof(h) };
+	struct torus_cqe e;
+
+	TV_SKIPPED();
+	ASSERT_EQ(0, tv_ioctl(self->ctl, TORUS_IOC_HANDSHAKE, &h));
+	if (!(h.features & TORUS_FEAT_PROG_SIGNAL))
+		SKIP(return, "no TORUS_FEAT_PROG_SIGNAL");
+	memset(d1, 0, sizeof(d1));
+	memset(d0, 0, sizeof(d0));
+	memset(d2, 0, sizeof(d2));
+	tv_fill(self->f.map[0], BLOCK, 42);
+	tv_fill(self->f.map[2], 2 * BLOCK, 43);
+	memset(self->f.map[1], 0, 3 * BLOCK);
+	memset(self->f.map[0] + 4 * BLOCK, 0, 3 * BLOCK);
+	/* node 1: from 0 (travelling +, port 1), from 2 (travelling -, port 0) */
+	tv_recv_desc(&d1[0].desc, 1, 5, &ra, 1, 10);
+	pdesc(&d1[0], TORUS_PROG_NO_COUNTER, 0, 0);
+	tv_recv_desc(&d1[1].desc, 0, 6, &rb, 1, 11);
+	pdesc(&d1[1], TORUS_PROG_NO_COUNTER, 0, 1);
+	d1[2].desc.op = TORUS_OP_SIGNAL;
+	pdesc(&d1[2], 0, 1, 2);
+	d1[3].desc.op = TORUS_OP_SIGNAL;
+	pdesc(&d1[3], 1, 1, 2);
+	tv_send_desc(&d1[4].desc, 0, 7, &fw, 1, 12);
+	pdesc(&d1[4], 2, 2, TORUS_PROG_NO_COUNTER);
+	ASSERT_EQ(0, prog_post(self->f.fd[1], d1, 5, 3, 1001, 0, NULL));
+	/* nothing arrived: the send waits */
+	EXPECT_EQ(0, tv_wait(self->f.fd[1], &e, 0, 1, 0));
+	tv_recv_desc(&d0[0].desc, 0, 7, &back, 1, 20);
+	pdesc(&d0[0], TORUS_PROG_NO_COUNTER, 0, TORUS_PROG_NO_COUNTER);
+	tv_send_desc(&d0[1].desc, 1, 5, &s0, 1, 21);
+	pdesc(&d0[1], TORUS_PROG_NO_COUNTER, 0, TORUS_PROG_NO_COUNTER);
+	ASSERT_EQ(0, prog_post(self->f.fd[0], d0, 2, 0, 1000, 0, NULL));
+	/* one of two receives done: still waiting */
+	usleep(20000);
+	EXPECT_EQ(0, tv_wait(self->f.fd[1], &e, 0, 1, 0));
+	tv_send_desc(&d2[0].desc, 1, 6, &s2, 1, 30);
+	pdesc(&d2[0], TORUS_PROG_NO_COUNTER, 0, TORUS_PROG_NO_COUNTER);
+	ASSERT_EQ(0, prog_post(self->f.fd[2], d2, 1, 0, 1002, 0, NULL));
+
+	ASSERT_EQ(1, tv_reap(self->f.fd[1], &e, 1));
+	EXPECT_EQ(TORUS_OP_PROG, e.op);
+	EXPECT_EQ(0, e.status);
+	EXPECT_EQ(5, e.bytes); /* the two signals count as completed descriptors */
+	/* the send started at the later receive's end (2 blocks), not at post */
+	EXPECT_EQ(cost(1, 2 * BLOCK) + cost(1, 3 * BLOCK), e.t_end_ns);
+	ASSERT_EQ(1, tv_reap(self->f.fd[0], &e, 1));
+	EXPECT_EQ(0, e.status);
+	EXPECT_EQ(cost(1, 2 * BLOCK) + cost(1, 3 * BLOCK), e.t_end_ns);
+	ASSERT_EQ(1, tv_reap(self->f.fd[2], &e, 1));
+	EXPECT_EQ(0, e.status);
+	EXPECT_EQ(-1, tv_check(self->f.map[0] + 4 * BLOCK, BLOCK, 42));
+	EXPECT_EQ(-1, tv_check(self->f.map[0] + 5 * BLOCK, 2 * BLOCK, 43));
+}
+
+TEST_F(prog, signal__a_malformed_signal_is_refused)
+{
+	struct torus_seg seg = { 0, 64 };
+	struct torus_prog_desc d[2];
+	struct torus_handshake h = { .size = sizeof(h) };
+	__u32 idx;
+
+	TV_SKIPPED();
+	ASSERT_EQ(0, tv_ioctl(self->ctl, TORUS_IOC_HANDSHAKE, &h));
+	if (!(h.features & TORUS_FEAT_PROG_SIGNAL))
+		SKIP(return, "no TORUS_FEAT_PROG_SIGNAL");
+	memset(d, 0, sizeof(d));
+	tv_recv_desc(&d[0].desc, 1, 1, &seg, 1, 1);
+	pdesc(&d[0], TORUS_PROG_NO_COUNTER, 0, 0);
+	/* no signal counter */
+	d[1].desc.op = TORUS_OP_SIGNAL;
+	pdesc(&d[1], 0, 1, TORUS_PROG_NO_COUNTER);
+	EXPECT_EQ(-EINVAL, prog_post(self->f.fd[1], d, 2, 2, 0, 0, &idx));
+	EXPECT_EQ(1, idx);
+	/* no wait counter */
+	pdesc(&d[1], TORUS_PROG_NO_COUNTER, 0, 1);
+	EXPECT_EQ(-EINVAL, prog_post(self->f.fd[1], d, 2, 2, 0, 0, &idx));
+	EXPECT_EQ(1, idx);
+	/* a segment on a signal */
+	pdesc(&d[1], 0, 1, 1);
+	d[1].desc.nsegs = 1;
+	EXPECT_EQ(-EINVAL, prog_post(self->f.fd[1], d, 2, 2, 0, 0, &idx));
+	EXPECT_EQ(1, idx);
+	/* well formed: accepted, and the fd's close cancels it */
+	d[1].desc.nsegs = 0;
+	EXPECT_EQ(0, prog_post(self->f.fd[1], d, 2, 2, 0, 0, &idx));
 }
 
 TEST_F(prog, post__rejects_a_bad_program_whole)
@@ -417,6 +520,136 @@ TEST_F(prog, close__cancels_programs_and_gives_back_what_they_held)
 	ASSERT_EQ(0, tv_counters(self->ctl, self->f.id, 1, &c));
 	EXPECT_EQ(c.node.posted, c.node.completed);
 	EXPECT_EQ(0, tv_wait(self->f.fd[1], &e, 0, 1, 0));
+}
+
+/* Post on @fd a program that pins @buf: a receive nobody sends to, a send waiting on it. */
+static int pin_prog(int fd, unsigned char *buf, size_t len, __u32 tag, __u32 *key)
+{
+	struct torus_sge sge = { .offset = 0, .length = 4096 };
+	struct torus_prog_desc d[2];
+	struct torus_mr_reg r = { .size = sizeof(r), .flags = TORUS_MR_WRITE };
+	int ret;
+
+	r.addr = (uintptr_t)buf;
+	r.length = len;
+	ret = tv_ioctl(fd, TORUS_IOC_MR_REG, &r);
+	if (ret)
+		return ret;
+	*key = sge.key = r.key;
+	memset(d, 0, sizeof(d));
+	tv_recv_desc(&d[0].desc, 1, tag, (struct torus_seg *)&sge, 1, 0);
+	d[0].desc.flags = TORUS_DESC_SGE;
+	pdesc(&d[0], TORUS_PROG_NO_COUNTER, 0, 0);
+	tv_send_desc(&d[1].desc, 2, 1, (struct torus_seg *)&sge, 1, 0);
+	d[1].desc.flags = TORUS_DESC_SGE;
+	pdesc(&d[1], 0, 1, TORUS_PROG_NO_COUNTER);
+	return prog_post(fd, d, 2, 1, 77, 0, NULL);
+}
+
+/* VmPin back to @want within a second (the last unpin may be in a work item). */
+static long pin_settles(long want)
+{
+	long kb = vm_pin_kb();
+
+	for (int i = 0; i < 100 && kb != want; i++) {
+		usleep(10000);
+		kb = vm_pin_kb();
+	}
+	return kb;
+}
+
+TEST_F(prog, mr_dereg__cancels_the_programs_that_hold_it)
+{
+	static unsigned char buf[4 * 4096] __attribute__((aligned(4096)));
+	struct torus_sge sge = { .offset = 0, .length = 4096 };
+	struct torus_mr_dereg dr = { .size = sizeof(dr) };
+	struct torus_desc rd;
+	struct torus_post post = { .size = sizeof(post), .count = 1, .desc_size = sizeof(rd) };
+	struct torus_counters c;
+	struct torus_cqe e;
+	long pin0 = vm_pin_kb();
+	__u32 key;
+	int k;
+
+	TV_SKIPPED();
+	for (k = 0; k < 1000; k++) {
+		ASSERT_EQ(0, pin_prog(self->f.fd[1], buf, sizeof(buf), 5000 + k, &key)) TH_LOG("cycle %d", k);
+		if (k == 0)
+			EXPECT_LT(pin0, vm_pin_kb());
+		dr.key = key;
+		/* not EBUSY: the program holding it is cancelled first */
+		ASSERT_EQ(0, tv_ioctl(self->f.fd[1], TORUS_IOC_MR_DEREG, &dr)) TH_LOG("cycle %d", k);
+		ASSERT_EQ(1, tv_wait(self->f.fd[1], &e, 1, 1, 1000000000ULL)) TH_LOG("cycle %d", k);
+		ASSERT_EQ(TORUS_OP_PROG, e.op);
+		ASSERT_EQ(77, e.user_data);
+		ASSERT_EQ(-ECANCELED, e.status);
+		ASSERT_EQ(0, e.peer); /* the receive it still waited for */
+		ASSERT_EQ(pin0, pin_settles(pin0)) TH_LOG("cycle %d", k);
+	}
+	ASSERT_EQ(0, tv_counters(self->ctl, self->f.id, 1, &c));
+	EXPECT_EQ(c.node.posted, c.node.completed);
+
+	/* a plain receive holding it: still EBUSY, nothing cancelled */
+	ASSERT_EQ(0, pin_prog(self->f.fd[1], buf, sizeof(buf), 9000, &key));
+	dr.key = key;
+	ASSERT_EQ(0, tv_ioctl(self->f.fd[1], TORUS_IOC_MR_DEREG, &dr));
+	ASSERT_EQ(1, tv_wait(self->f.fd[1], &e, 1, 1, 1000000000ULL));
+	{
+		struct torus_mr_reg r = { .size = sizeof(r), .flags = TORUS_MR_WRITE };
+
+		r.addr = (uintptr_t)buf;
+		r.length = sizeof(buf);
+		ASSERT_EQ(0, tv_ioctl(self->f.fd[1], TORUS_IOC_MR_REG, &r));
+		sge.key = r.key;
+		tv_recv_desc(&rd, 1, 9999, (struct torus_seg *)&sge, 1, 0);
+		rd.flags = TORUS_DESC_SGE;
+		post.descs = (uintptr_t)&rd;
+		ASSERT_EQ(0, tv_ioctl(self->f.fd[1], TORUS_IOC_POST, &post));
+		dr.key = r.key;
+		EXPECT_EQ(-EBUSY, tv_ioctl(self->f.fd[1], TORUS_IOC_MR_DEREG, &dr));
+	}
+}
+
+TEST_F(prog, kill__cancels_programs_and_gives_back_what_they_held)
+{
+	static unsigned char buf[4 * 4096] __attribute__((aligned(4096)));
+	struct torus_counters c;
+	struct torus_cqe e;
+	int k;
+
+	TV_SKIPPED();
+	for (k = 0; k < 20; k++) {
+		int pfd[2], st;
+		char ok = 0;
+		pid_t pid;
+
+		ASSERT_EQ(0, pipe(pfd));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			int fd = tv_node_open(self->f.id, 1);
+			__u32 key;
+
+			close(pfd[0]);
+			ok = fd >= 0 && !pin_prog(fd, buf, sizeof(buf), 7000 + k, &key) && vm_pin_kb() > 0;
+			if (write(pfd[1], &ok, 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		close(pfd[1]);
+		ASSERT_EQ(1, read(pfd[0], &ok, 1));
+		close(pfd[0]);
+		ASSERT_EQ(1, ok) TH_LOG("cycle %d: the child could not post its program", k);
+		kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		/* the fixture keeps the node open: the cancel reaches its CQ */
+		ASSERT_EQ(1, tv_wait(self->f.fd[1], &e, 1, 1, 1000000000ULL)) TH_LOG("cycle %d", k);
+		ASSERT_EQ(TORUS_OP_PROG, e.op);
+		ASSERT_EQ(-ECANCELED, e.status);
+	}
+	ASSERT_EQ(0, tv_counters(self->ctl, self->f.id, 1, &c));
+	EXPECT_EQ(c.node.posted, c.node.completed);
 }
 
 TV_MAIN
