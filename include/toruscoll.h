@@ -86,6 +86,12 @@ enum tc_clock {
 	TC_CLOCK_WALL = 2,   /* this host's wall clock, measured at creation */
 };
 
+/* Whether the device runs a whole collective as one program (tc_comm_attr.offload). */
+enum tc_offload {
+	TC_OFFLOAD_AUTO = 0, /* where the module runs programs, unless TC_DEV_OFFLOAD=off */
+	TC_OFFLOAD_OFF = 1,  /* step by step */
+};
+
 enum tc_port_model {
 	TC_ALL_PORT = 0,
 	TC_ONE_PORT = 1,
@@ -112,7 +118,11 @@ enum tc_port_model {
  * @clock: DEV, SIM: enum tc_clock, what the algorithm choice minimises;
  *	0: TC_AUTO_CLOCK, else TC_CLOCK_FABRIC. TC_CLOCK_WALL makes
  *	tc_comm_create collective over the fabric (see TC_AUTO_CLOCK)
- * @__reserved2: must be 0
+ * @offload: DEV: enum tc_offload. 0 (TC_OFFLOAD_AUTO): on a module that
+ *	runs programs (TORUS_FEAT_PROGRAM) each alltoall and allgather is
+ *	posted as one program that the NIC runs alone, unless TC_DEV_OFFLOAD=off;
+ *	TC_OFFLOAD_OFF: step by step, one post and one wait per step (new in
+ *	version 1.3; it was a reserved field that had to be 0)
  *
  * The fields from @dims on are new in version 1.1 (@clock the last of them);
  * a caller built against an older header passes the smaller size and they
@@ -133,7 +143,7 @@ struct tc_comm_attr {
 	int32_t oob_rank;
 	int32_t oob_size;
 	uint32_t clock;
-	uint32_t __reserved2;
+	uint32_t offload;
 };
 
 int tc_comm_create(const struct tc_comm_attr *attr, tc_comm_t **comm);
@@ -251,6 +261,12 @@ enum tc_coll_id {
  * @rendezvous_sends: (added) verbs: this rank's messages of the call sent
  *	by rendezvous (the receiver's ready-to-receive, then an RDMA write
  *	into its buffer); 0 on the device and the simulator
+ * @offloaded: (added in 1.3) 1: the device ran the call as one program
+ *	(TORUS_IOC_PROG_POST), each message started by the completions it
+ *	depends on; 0: step by step
+ * @posts, @waits, @regs: (added in 1.3) the device's system calls for the
+ *	call: posts (a program, or one per step and batch), completion waits,
+ *	and memory registrations plus deregistrations (zero copy); 0 elsewhere
  *
  * A caller passing a smaller @size (an older struct) gets the fields that fit.
  * Returns 0, -ENODATA before the first call of that collective, -EINVAL.
@@ -269,6 +285,10 @@ struct tc_coll_info {
 	uint32_t zero_copy;
 	uint32_t eager_sends;
 	uint32_t rendezvous_sends;
+	uint32_t offloaded;
+	uint32_t posts;
+	uint32_t waits;
+	uint32_t regs;
 };
 int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_info *info);
 

@@ -142,10 +142,11 @@ static int tc_attr_check(const struct tc_comm_attr *attr)
 		return tc_err(-EINVAL, "tc_comm_attr.__reserved must be 0");
 	if (attr->timeout_ms < 0)
 		return tc_err(-EINVAL, "tc_comm_attr.timeout_ms %d is negative", attr->timeout_ms);
-	if (attr->size >= offsetofend(struct tc_comm_attr, __reserved2) &&
-	    (attr->clock > TC_CLOCK_WALL || attr->__reserved2))
-		return tc_err(-EINVAL, attr->__reserved2 ? "tc_comm_attr.__reserved2 must be 0"
-							  : "tc_comm_attr.clock %u: expected 0, TC_CLOCK_FABRIC or TC_CLOCK_WALL",
+	if (attr->size >= offsetofend(struct tc_comm_attr, offload) && attr->offload > TC_OFFLOAD_OFF)
+		return tc_err(-EINVAL, "tc_comm_attr.offload %u: expected TC_OFFLOAD_AUTO or TC_OFFLOAD_OFF",
+			      attr->offload);
+	if (attr->size >= offsetofend(struct tc_comm_attr, clock) && attr->clock > TC_CLOCK_WALL)
+		return tc_err(-EINVAL, "tc_comm_attr.clock %u: expected 0, TC_CLOCK_FABRIC or TC_CLOCK_WALL",
 			      attr->clock);
 	return 0;
 }

@@ -42,6 +42,11 @@ struct tc_coll_state {
 	int have_last;
 	struct tc_coll_info last; /* last.why: why the forced algorithm did not run */
 	const struct tc_algo *last_algo; /* its whole schedule is built and priced when tc_coll_last asks */
+	/* A call ran to the end: every peer of the collective has its node
+	 * open (a send to a node not yet open again is refused; the stepped
+	 * executor posts it again, a program would fail), so the next call
+	 * may run as one program. */
+	int warm;
 };
 
 struct tc_comm {
@@ -65,6 +70,7 @@ struct tc_comm {
 	struct tc_plan *plans[TC_PLAN_CACHE];
 	unsigned int plan_clock;
 
+	int offloaded;		/* the running call ran as one program (runtime/exec.c) */
 	size_t zcopy_min;	/* blocks of at least this many bytes run zero copy (TC_ZCOPY_MIN) */
 	uint32_t coll_seq;	/* line collectives run (their tags); touched only by the executing thread */
 	struct tc_colls *colls; /* api/request.c: the nonblocking queue; NULL until first used (a sub uses its root's) */

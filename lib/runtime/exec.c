@@ -142,14 +142,66 @@ static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id coll, size_t m, c
 	return 0;
 }
 
+/*
+ * The whole plan as one program (transport prog: the device with
+ * TORUS_FEAT_PROGRAM): one post and one wait, every message started by the
+ * completions it depends on (runtime/plan.c, tc_plan_deps), no process
+ * step in between. *ran 0: it did not run (no program support, offload
+ * off, a message the process must pack, a limit of the module: nothing
+ * was posted) and the caller runs the steps.
+ */
+static int tc_coll_prog(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan *p, const struct tc_umem *u,
+			int *ran)
+{
+	struct tc_wait_err we = { .port = -1, .peer = -1, .xfer = -1 };
+	struct tc_prog pg;
+	uint32_t step = 0;
+	int ret, posted = 0;
+
+	*ran = 0;
+	if (!comm->tp.ops->prog || !comm->tp.offload || !comm->coll[id].warm || tc_plan_deps(p))
+		return 0;
+	pg.x = u->on ? p->uxfers : p->xfers;
+	pg.n = p->step_first[p->nsteps];
+	pg.dep_first = p->dep_first;
+	pg.deps = p->deps;
+	ret = comm->tp.ops->prog(&comm->tp, &pg, comm->tp.timeout_ms, &we, &posted);
+	if (!posted)
+		return 0; /* a limit of the module (its words in tc_last_error): step by step */
+	*ran = 1;
+	comm->offloaded = 1;
+	if (!ret)
+		return 0;
+	if (we.xfer >= 0)
+		for (uint32_t i = 0; i < p->nsteps; i++)
+			if ((uint32_t)we.xfer < p->step_first[i + 1]) {
+				step = p->step_id[i];
+				break;
+			}
+	if (we.xfer < 0)
+		tc_err(ret, "%s: %s: program failed: %s", tc_coll_str(id), p->part->algo, tc_strerror(ret));
+	else if (ret == -ETIMEDOUT)
+		tc_err(ret, "%s: %s step %u: program timed out after %d ms waiting for node %d on port %d (its %s %d of %u)",
+		       tc_coll_str(id), p->part->algo, step, comm->tp.timeout_ms, we.peer, we.port,
+		       pg.x[we.xfer].op == TC_XFER_SEND ? "send" : "receive", we.xfer, pg.n);
+	else
+		tc_err(ret, "%s: %s step %u: program's %s %d of %u with node %d on port %d failed: %s", tc_coll_str(id),
+		       p->part->algo, step, pg.x[we.xfer].op == TC_XFER_SEND ? "send" : "receive", we.xfer, pg.n,
+		       we.peer, we.port, tc_strerror(ret));
+	return tc_comm_fail(comm, ret);
+}
+
 /* Every step of the plan: pack, post, wait, unpack. */
-static int tc_coll_steps(struct tc_comm *comm, enum tc_coll_id id, const struct tc_plan *p, const struct tc_umem *u)
+static int tc_coll_steps(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan *p, const struct tc_umem *u)
 {
 	const struct tc_xfer *xfers = u->on ? p->uxfers : p->xfers;
+	int ran, ret = tc_coll_prog(comm, id, p, u, &ran);
+
+	if (ran)
+		return ret;
 
 	for (uint32_t i = 0; i < p->nsteps; i++) {
 		unsigned int n = p->step_first[i + 1] - p->step_first[i];
-		int ret;
 
 		for (uint32_t k = p->stage_first[i]; k < p->stage_first[i + 1]; k++)
 			if (p->xfers[p->stages[k].xfer].op == TC_XFER_SEND)
@@ -212,7 +264,8 @@ static int tc_coll_move(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan
 /* tc_coll_last()'s record of the call that ran. */
 static void tc_coll_record(struct tc_coll_state *cs, const struct tc_algo *algo, const struct tc_part *s, size_t m,
 			   const char *fallback,
-			   const struct tc_auto_choice *choice, int zero_copy, uint64_t eager, uint64_t rdv)
+			   const struct tc_auto_choice *choice, int zero_copy, uint64_t eager, uint64_t rdv,
+			   const uint64_t calls[3], int offloaded)
 {
 	cs->have_last = 1;
 	cs->last.size = sizeof(cs->last);
@@ -230,6 +283,10 @@ static void tc_coll_record(struct tc_coll_state *cs, const struct tc_algo *algo,
 	cs->last.zero_copy = zero_copy;
 	cs->last.eager_sends = (uint32_t)eager;
 	cs->last.rendezvous_sends = (uint32_t)rdv;
+	cs->last.offloaded = offloaded;
+	cs->last.posts = (uint32_t)calls[0];
+	cs->last.waits = (uint32_t)calls[1];
+	cs->last.regs = (uint32_t)calls[2];
 	cs->last_algo = algo;
 }
 
@@ -243,8 +300,8 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	char fallback[sizeof(cs->last.why)];
 	struct tc_auto_choice choice;
 	struct tc_umem u;
-	uint64_t e0, r0;
-	int ret;
+	uint64_t e0, r0, calls[3];
+	int ret, zero_copy;
 
 	ret = tc_comm_usable(comm, tc_coll_str(id));
 	if (ret)
@@ -256,14 +313,25 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 	if (ret)
 		return tc_err(ret, "%s %s: plan for node %d: %s", tc_coll_str(id), s->algo, comm->tp.rank,
 			      *tc_last_error() ? tc_last_error() : tc_strerror(ret));
+	calls[0] = comm->tp.n_posts;
+	calls[1] = comm->tp.n_waits;
+	calls[2] = comm->tp.n_regs;
+	comm->offloaded = 0;
 	/* allgather sends its own block from the receive buffer: only that is registered */
 	tc_umem_begin(comm, &u, id == TC_ALLTOALL ? sendbuf : NULL, id == TC_ALLTOALL ? P * m : 0, recvbuf, P * m, m);
 	e0 = comm->tp.sends_eager;
 	r0 = comm->tp.sends_rdv;
 	ret = tc_coll_move(comm, id, p, sendbuf, recvbuf, &u);
-	if (!ret)
-		tc_coll_record(cs, algo, s, m, fallback, &choice, u.on, comm->tp.sends_eager - e0, comm->tp.sends_rdv - r0);
+	zero_copy = u.on;
 	tc_umem_end(comm, &u);
+	if (!ret) {
+		calls[0] = comm->tp.n_posts - calls[0];
+		calls[1] = comm->tp.n_waits - calls[1];
+		calls[2] = comm->tp.n_regs - calls[2];
+		tc_coll_record(cs, algo, s, m, fallback, &choice, zero_copy, comm->tp.sends_eager - e0, comm->tp.sends_rdv - r0,
+			       calls, comm->offloaded);
+		cs->warm = 1;
+	}
 	return ret;
 }
 

@@ -44,6 +44,8 @@ void tc_plan_free(struct tc_plan *p)
 	free(p->uxfers);
 	free(p->sges);
 	free(p->sreg);
+	free(p->dep_first);
+	free(p->deps);
 	free(p);
 }
 
@@ -542,3 +544,93 @@ int tc_plan_get(struct tc_comm *comm, const struct tc_part *s, size_t m, struct 
 	return 0;
 }
 
+
+/*
+ * The plan as one program (runtime/exec.c, the device's TORUS_IOC_PROG_POST):
+ * what each transfer must wait for, derived from the buffer ranges the
+ * transfers touch, in schedule order (the steps say which came first; the
+ * algorithm need not say more):
+ *   - a send waits for the earlier receives that wrote what it reads (the
+ *     blocks it forwards: a packet is forwarded from the receive that
+ *     carried it, as the gossip and broadcast-pattern rules say);
+ *   - a receive waits for the earlier sends that read what it overwrites (a
+ *     transit slot is reused only after the send that forwarded its block)
+ *     and the earlier receives that wrote it;
+ *   - a send waits for the sends of the previous step that sent on its port
+ *     (on a one-port node, of the node): a port's engine moves its queue in
+ *     order, and a later step's message at its head, waiting for FIFO
+ *     credit that only an earlier step's receive gives back, could wait
+ *     forever; in step order every head depends only on earlier steps.
+ * Transfers of one step never depend on each other (the stepped executor
+ * posts them together), and nothing else orders them: a send leaves as soon
+ * as its own blocks are there, not when its whole step's are.
+ */
+static int tc_xfer_overlap(const struct tc_xfer *a, const struct tc_xfer *b)
+{
+	for (uint32_t i = 0; i < a->nsegs; i++)
+		for (uint32_t k = 0; k < b->nsegs; k++)
+			if (a->segs[i].offset < b->segs[k].offset + b->segs[k].length &&
+			    b->segs[k].offset < a->segs[i].offset + a->segs[i].length)
+				return 1;
+	return 0;
+}
+
+int tc_plan_deps(struct tc_plan *p)
+{
+	uint32_t n = p->step_first[p->nsteps], cap = 0, nd = 0;
+	uint32_t *step = NULL, *deps = NULL, *first = NULL;
+	/* per port: the step of its sends being walked, and the one before */
+	int64_t cur[2 * TC_MAX_DIMS], prev[2 * TC_MAX_DIMS];
+	int one_port = p->part->shape.one_port;
+
+	if (p->dep_err)
+		return p->dep_err < 0 ? p->dep_err : 0;
+	if (p->stage_first[p->nsteps]) {
+		p->dep_err = -EOPNOTSUPP;
+		return tc_err(p->dep_err, "%u messages are packed by the process between steps",
+			      p->stage_first[p->nsteps]);
+	}
+	step = malloc((n + 1) * sizeof(*step));
+	first = malloc((n + 1) * sizeof(*first));
+	if (!step || !first)
+		goto err_nomem;
+	for (uint32_t i = 0; i < p->nsteps; i++)
+		for (uint32_t k = p->step_first[i]; k < p->step_first[i + 1]; k++)
+			step[k] = i;
+	for (int q = 0; q < 2 * TC_MAX_DIMS; q++)
+		cur[q] = prev[q] = -1;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tc_xfer *xi = &p->xfers[i];
+		int send = xi->op == TC_XFER_SEND, q = one_port ? 0 : xi->port;
+
+		if (send && cur[q] != step[i]) {
+			prev[q] = cur[q];
+			cur[q] = step[i];
+		}
+		first[i] = nd;
+		for (uint32_t j = 0; j < p->step_first[step[i]]; j++) {
+			const struct tc_xfer *xj = &p->xfers[j];
+			int chain = send && xj->op == TC_XFER_SEND && (one_port || xj->port == xi->port) &&
+				    step[j] == prev[q];
+
+			if (!chain && ((send && xj->op == TC_XFER_SEND) || !tc_xfer_overlap(xi, xj)))
+				continue;
+			if (nd == cap && tc_grow((void **)&deps, &cap, nd + 1, sizeof(*deps), 64))
+				goto err_nomem;
+			deps[nd++] = j;
+		}
+	}
+	first[n] = nd;
+	free(step);
+	p->dep_first = first;
+	p->deps = deps;
+	p->ndeps = nd;
+	p->dep_err = 1;
+	return 0;
+
+err_nomem:
+	free(step);
+	free(first);
+	free(deps);
+	return tc_err(-ENOMEM, "out of memory for the dependencies of %u transfers", n);
+}

@@ -46,6 +46,15 @@ struct tc_plan {
 	struct tc_xfer *uxfers;
 	struct tc_sge *sges;
 	uint8_t *sreg;
+
+	/* The plan as one program (tc_plan_deps, built on the first offloaded
+	 * call): transfer i of xfers waits for deps[dep_first[i] ..
+	 * dep_first[i + 1]). dep_err: why it cannot run as one (-errno), 0 if
+	 * not known yet, 1 if it can. */
+	int dep_err;
+	uint32_t *dep_first;
+	uint32_t *deps;
+	uint32_t ndeps;
 };
 
 /* 0 and *out, or -errno with tc_last_error() set. */
@@ -57,6 +66,10 @@ int tc_plan_region(const struct tc_plan *p, uint64_t off, uint64_t *roff);
 int tc_plan_user(struct tc_plan *p);
 /* Name the call's registrations in the zero-copy transfers. */
 void tc_plan_keys(struct tc_plan *p, const struct tc_umem *u);
+/* The dependencies of the plan's transfers as one program; 0, or -errno
+ * when it cannot run as one (a staged message: its packing is a process
+ * step). */
+int tc_plan_deps(struct tc_plan *p);
 /* The plan for (s, m) from the communicator's cache, built on first use;
  * s must be the part of the communicator's rank. */
 int tc_plan_get(struct tc_comm *comm, const struct tc_part *s, size_t m, struct tc_plan **out);

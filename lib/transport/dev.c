@@ -65,6 +65,15 @@ struct tc_dev {
 	struct torus_cqe *cqes;	  /* cap */
 	struct tc_dev_out *out;	  /* outstanding transfers, indexed by user_data */
 	uint32_t cap, nout, ndone, nreaped;
+	/* Programs (TORUS_FEAT_PROGRAM): the module's limits, and scratch
+	 * kept between calls (grown to the largest program). */
+	int prog_signal; /* TORUS_FEAT_PROG_SIGNAL: a transfer may wait for several */
+	uint32_t max_prog_descs, max_prog_counters, max_prog_fanout;
+	uint64_t max_prog_timeout_ns;
+	struct torus_prog_desc *pdescs; /* pcap */
+	uint32_t *pmap;			/* pcap: program index -> transfer */
+	uint32_t *ctr;			/* per transfer: the counter it signals, or none */
+	uint32_t pcap, xcap;
 };
 
 static struct tc_dev *to_dev(struct tc_tp *tp)
@@ -112,6 +121,37 @@ static void tc_dev_limits(struct tc_dev *dev, struct tc_tp *tp, const struct tor
 	/* an older module without registration: every call stages through the matrix */
 	if ((hs->features & TORUS_FEAT_MR) && (hs->ioctls & TC_DEV_MR_IOCTLS) == TC_DEV_MR_IOCTLS)
 		tp->max_reg_bytes = hs->max_mr_bytes;
+}
+
+/*
+ * Programs: used when the module has TORUS_FEAT_PROGRAM and PROG_POST,
+ * unless TC_DEV_OFFLOAD=off or tc_comm_attr.offload says TC_OFFLOAD_OFF
+ * (then every collective runs step by step, as on an older module).
+ */
+static int tc_dev_offload_init(struct tc_dev *dev, struct tc_tp *tp, const struct torus_handshake *hs,
+			       const struct tc_comm_attr *attr)
+{
+	const char *v = getenv("TC_DEV_OFFLOAD");
+	int want = 1;
+
+	if (v && *v) {
+		if (!strcmp(v, "off") || !strcmp(v, "0"))
+			want = 0;
+		else if (strcmp(v, "on") && strcmp(v, "1") && strcmp(v, "auto"))
+			return tc_err(-EINVAL, "TC_DEV_OFFLOAD=%s: expected on, off or auto", v);
+	}
+	if (attr->size >= offsetofend(struct tc_comm_attr, offload) && attr->offload == TC_OFFLOAD_OFF)
+		want = 0;
+	if (!(hs->features & TORUS_FEAT_PROGRAM) || !(hs->ioctls & (1ull << (TORUS_CMD_PROG_POST - TORUS_CMD_BASE))) ||
+	    hs->size < offsetofend(struct torus_handshake, max_prog_timeout_ns) || !hs->max_prog_descs)
+		want = 0;
+	tp->offload = want;
+	dev->prog_signal = !!(hs->features & TORUS_FEAT_PROG_SIGNAL);
+	dev->max_prog_descs = hs->max_prog_descs;
+	dev->max_prog_counters = hs->max_prog_counters;
+	dev->max_prog_fanout = hs->max_prog_fanout;
+	dev->max_prog_timeout_ns = hs->max_prog_timeout_ns;
+	return 0;
 }
 
 #define TC_DEV_SYNC_MIN_DEFAULT 0
@@ -215,6 +255,8 @@ static int tc_dev_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 		goto err_close;
 	tc_dev_limits(dev, tp, &hs);
 	ret = tc_dev_sync_env(dev, &hs);
+	if (!ret)
+		ret = tc_dev_offload_init(dev, tp, &hs, attr);
 	if (ret)
 		goto err_close;
 	if (ioctl(dev->fd, TORUS_IOC_NODE_QUERY, &q) < 0) {
@@ -271,6 +313,9 @@ static void tc_dev_close(struct tc_tp *tp)
 	free(dev->descs);
 	free(dev->cqes);
 	free(dev->out);
+	free(dev->pdescs);
+	free(dev->pmap);
+	free(dev->ctr);
 	free(dev);
 }
 
@@ -283,6 +328,29 @@ static int tc_dev_buffer(struct tc_tp *tp, size_t bytes, void **base)
 			      dev->matrix_bytes);
 	*base = dev->matrix;
 	return 0;
+}
+
+/* The descriptor of transfer xf. */
+static void tc_dev_desc(const struct tc_dev *dev, const struct tc_xfer *xf, struct torus_desc *d, uint64_t user_data)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = xf->op == TC_XFER_SEND ? TORUS_OP_SEND : TORUS_OP_RECV;
+	d->port = xf->port;
+	d->nsegs = xf->nsegs;
+	d->tag = xf->tag;
+	d->user_data = user_data;
+	d->segs = (uintptr_t)xf->segs;
+	if (xf->sges) {
+		d->flags = tc_dev_sge_flags(dev, xf);
+		d->segs = (uintptr_t)xf->sges;
+	}
+	if (xf->op == TC_XFER_SEND) {
+		d->flags |= TORUS_SEND_ROUTE;
+		d->dst_node = xf->peer;
+		for (int k = 0; k < TC_MAX_DIMS; k++)
+			d->hops[k] = xf->route[k];
+	}
+	/* recv: the source is implied by (port, tag); dst_node must be 0 */
 }
 
 static int tc_dev_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
@@ -309,27 +377,10 @@ static int tc_dev_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n
 			if (xf->nsegs > dev->max_segs)
 				return tc_err(-E2BIG, "transport dev: a message to node %d has %u segments, device takes %u",
 					      xf->peer, xf->nsegs, dev->max_segs);
-			memset(d, 0, sizeof(*d));
-			d->op = xf->op == TC_XFER_SEND ? TORUS_OP_SEND : TORUS_OP_RECV;
-			d->port = xf->port;
-			d->nsegs = xf->nsegs;
-			d->tag = xf->tag;
-			d->user_data = dev->nout + i;
-			d->segs = (uintptr_t)xf->segs;
-			if (xf->sges) {
-				d->flags = tc_dev_sge_flags(dev, xf);
-				d->segs = (uintptr_t)xf->sges;
-			}
-			if (xf->op == TC_XFER_SEND) {
-				d->flags |= TORUS_SEND_ROUTE;
-				d->dst_node = xf->peer;
-				for (int k = 0; k < TC_MAX_DIMS; k++)
-					d->hops[k] = xf->route[k];
-			} else {
-				/* recv: the source is implied by (port, tag); dst_node must be 0 */
-			}
+			tc_dev_desc(dev, xf, d, dev->nout + i);
 			*o = (struct tc_dev_out){ .op = xf->op, .port = xf->port, .peer = xf->peer, .tag = xf->tag, .desc = *d };
 		}
+		tp->n_posts++;
 		if (ioctl(dev->fd, TORUS_IOC_POST, &post) < 0) {
 			int ret = -errno;
 
@@ -413,6 +464,7 @@ static int tc_dev_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct 
 
 		left = tc_ns_left(&end);
 		w.timeout_ns = left > 0 ? (uint64_t)left : 1;
+		tp->n_waits++;
 		if (ioctl(dev->fd, TORUS_IOC_CQ_WAIT, &w) < 0)
 			ret = -errno;
 		if (w.count > n - got)
@@ -482,7 +534,10 @@ static int tc_dev_reg(struct tc_tp *tp, const void *addr, size_t len, int write,
 		.length = len,
 	};
 
-	int ret = ioctl(to_dev(tp)->fd, TORUS_IOC_MR_REG, &r) < 0 ? -errno : 0;
+	int ret;
+
+	tp->n_regs++;
+	ret = ioctl(to_dev(tp)->fd, TORUS_IOC_MR_REG, &r) < 0 ? -errno : 0;
 
 	if (ret)
 		return tc_err(ret, "transport dev: registering %zu bytes at %p%s: %s", len, addr,
@@ -494,11 +549,171 @@ static int tc_dev_reg(struct tc_tp *tp, const void *addr, size_t len, int write,
 static int tc_dev_dereg(struct tc_tp *tp, uint32_t key)
 {
 	struct torus_mr_dereg r = { .size = sizeof(r), .key = key };
-	int ret = ioctl(to_dev(tp)->fd, TORUS_IOC_MR_DEREG, &r) < 0 ? -errno : 0;
+	int ret;
+
+	tp->n_regs++;
+	ret = ioctl(to_dev(tp)->fd, TORUS_IOC_MR_DEREG, &r) < 0 ? -errno : 0;
 
 	if (ret)
 		return tc_err(ret, "transport dev: deregistering key %u: %s", key, tc_strerror(ret));
 	return 0;
+}
+
+/*
+ * A plan as one program. Every transfer that another waits for signals a
+ * counter of its own; a transfer that waits for one other waits on that
+ * counter (threshold 1); one that waits for several gets a counter of its
+ * own, which one TORUS_OP_SIGNAL per member feeds, and waits for all of
+ * them (threshold = their number). Nothing but these dependencies orders
+ * the transfers: no step barrier. The kernel checks the program whole, so
+ * a refusal (a limit) posted nothing.
+ */
+static int tc_dev_prog_build(struct tc_dev *dev, const struct tc_prog *pg, uint32_t *count, uint32_t *ncounters)
+{
+	uint32_t nd = 0, nc = 0, need = pg->n, xcap = dev->xcap, pcap = dev->pcap, mcap = dev->pcap;
+
+	for (unsigned int i = 0; i < pg->n; i++) {
+		uint32_t nk = pg->dep_first[i + 1] - pg->dep_first[i];
+
+		if (nk > 1) {
+			if (!dev->prog_signal)
+				return tc_err(-EOPNOTSUPP, "transport dev: a transfer waits for %u others and the module "
+					      "has no TORUS_FEAT_PROG_SIGNAL", nk);
+			need += nk;
+		}
+	}
+	if (need > dev->max_prog_descs)
+		return tc_err(-E2BIG, "transport dev: the program needs %u descriptors, the module takes %u", need,
+			      dev->max_prog_descs);
+	if (tc_grow((void **)&dev->ctr, &xcap, pg->n, sizeof(*dev->ctr), 64) ||
+	    tc_grow((void **)&dev->pdescs, &pcap, need, sizeof(*dev->pdescs), 64) ||
+	    tc_grow((void **)&dev->pmap, &mcap, need, sizeof(*dev->pmap), 64))
+		return tc_err(-ENOMEM, "transport dev: out of memory for a program of %u descriptors", need);
+	dev->xcap = xcap;
+	dev->pcap = pcap < mcap ? pcap : mcap;
+	/* ctr[j]: first the number of transfers waiting for j, then j's counter */
+	memset(dev->ctr, 0, pg->n * sizeof(*dev->ctr));
+	for (unsigned int i = 0; i < pg->n; i++)
+		for (uint32_t k = pg->dep_first[i]; k < pg->dep_first[i + 1]; k++)
+			if (++dev->ctr[pg->deps[k]] > dev->max_prog_fanout)
+				return tc_err(-E2BIG, "transport dev: more than %u transfers wait for one",
+					      dev->max_prog_fanout);
+	for (unsigned int j = 0; j < pg->n; j++)
+		dev->ctr[j] = dev->ctr[j] ? nc++ : TORUS_PROG_NO_COUNTER;
+	for (unsigned int i = 0; i < pg->n; i++) {
+		uint32_t k0 = pg->dep_first[i], nk = pg->dep_first[i + 1] - k0, own = TORUS_PROG_NO_COUNTER;
+		struct torus_prog_desc *pd;
+
+		if (nk > 1) {
+			own = nc++;
+			for (uint32_t k = 0; k < nk; k++) {
+				pd = &dev->pdescs[nd];
+				memset(pd, 0, sizeof(*pd));
+				pd->desc.op = TORUS_OP_SIGNAL;
+				pd->wait_counter = dev->ctr[pg->deps[k0 + k]];
+				pd->wait_threshold = 1;
+				pd->signal_counter = own;
+				dev->pmap[nd++] = i;
+			}
+		}
+		pd = &dev->pdescs[nd];
+		tc_dev_desc(dev, &pg->x[i], &pd->desc, i);
+		pd->__reserved = 0;
+		pd->wait_counter = nk > 1 ? own : nk ? dev->ctr[pg->deps[k0]] : TORUS_PROG_NO_COUNTER;
+		pd->wait_threshold = nk;
+		pd->signal_counter = dev->ctr[i];
+		dev->pmap[nd++] = i;
+	}
+	if (nc > dev->max_prog_counters)
+		return tc_err(-E2BIG, "transport dev: the program needs %u counters, the module takes %u", nc,
+			      dev->max_prog_counters);
+	*count = nd;
+	*ncounters = nc;
+	return 0;
+}
+
+static void tc_dev_prog_err(struct tc_wait_err *err, const struct tc_prog *pg, int status, uint32_t xfer)
+{
+	if (xfer < pg->n) {
+		const struct tc_xfer *x = &pg->x[xfer];
+
+		tc_dev_fill_err(err, status, x->port, x->peer, x->tag);
+		err->xfer = (int)xfer;
+	} else {
+		err->status = status;
+	}
+}
+
+static int tc_dev_prog(struct tc_tp *tp, const struct tc_prog *pg, int timeout_ms, struct tc_wait_err *err,
+		       int *posted)
+{
+	struct tc_dev *dev = to_dev(tp);
+	struct torus_prog_post pp = { .size = sizeof(pp), .desc_size = sizeof(struct torus_prog_desc) };
+	uint64_t tmo = timeout_ms > 0 ? (uint64_t)timeout_ms * 1000000ull : 0;
+	struct timespec end;
+	int ret;
+
+	*posted = 0;
+	err->xfer = -1;
+	if (!pg->n)
+		return 0;
+	if (tc_dev_grow(dev, 64))
+		return tc_err(-ENOMEM, "transport dev: out of memory");
+	ret = tc_dev_prog_build(dev, pg, &pp.count, &pp.ncounters);
+	if (ret)
+		return ret;
+	pp.descs = (uintptr_t)dev->pdescs;
+	pp.timeout_ns = tmo < dev->max_prog_timeout_ns ? tmo : dev->max_prog_timeout_ns;
+	tp->n_posts++;
+	if (ioctl(dev->fd, TORUS_IOC_PROG_POST, &pp) < 0) {
+		ret = -errno;
+		if (pp.error_index < pp.count)
+			return tc_err(ret, "transport dev: program of %u descriptors refused at %u (transfer %u): %s",
+				      pp.count, pp.error_index, dev->pmap[pp.error_index], tc_strerror(ret));
+		return tc_err(ret, "transport dev: program of %u descriptors refused: %s", pp.count, tc_strerror(ret));
+	}
+	*posted = 1;
+	/* the module ends the program at its timeout; wait a little longer for that completion */
+	memset(&end, 0, sizeof(end));
+	if (timeout_ms > 0)
+		tc_deadline(&end, timeout_ms + 2000);
+	for (;;) {
+		struct torus_cq_wait w = {
+			.size = sizeof(w),
+			.min_entries = 1,
+			.max_entries = dev->cap,
+			.entries = (uintptr_t)dev->cqes,
+			.entry_size = sizeof(struct torus_cqe),
+		};
+		int64_t left = timeout_ms > 0 ? tc_ns_left(&end) : -1;
+
+		w.timeout_ns = timeout_ms > 0 ? (left > 0 ? (uint64_t)left : 1) : ~0ull;
+		tp->n_waits++;
+		ret = ioctl(dev->fd, TORUS_IOC_CQ_WAIT, &w) < 0 ? -errno : 0;
+		for (uint32_t i = 0; i < w.count && i < dev->cap; i++) {
+			const struct torus_cqe *c = &dev->cqes[i];
+
+			if (c->op != TORUS_OP_PROG) {
+				/* a failed descriptor of the program: the first names the failure */
+				if (c->status && !err->status)
+					tc_dev_prog_err(err, pg, c->status, (uint32_t)c->user_data);
+				continue;
+			}
+			if (!c->status)
+				return 0;
+			if (!err->status || c->status == -ETIMEDOUT || c->status == -ECANCELED)
+				tc_dev_prog_err(err, pg, c->status, c->peer < pp.count ? dev->pmap[c->peer] : UINT32_MAX);
+			return c->status;
+		}
+		if (ret == -EINTR)
+			continue;
+		if (ret == -ETIMEDOUT || (timeout_ms > 0 && left <= 0)) {
+			err->status = -ETIMEDOUT;
+			return -ETIMEDOUT;
+		}
+		if (ret)
+			return tc_err(ret, "transport dev: completion wait: %s", tc_strerror(ret));
+	}
 }
 
 const struct tc_transport_ops tc_transport_dev = {
@@ -510,4 +725,5 @@ const struct tc_transport_ops tc_transport_dev = {
 	.wait = tc_dev_wait,
 	.reg = tc_dev_reg,
 	.dereg = tc_dev_dereg,
+	.prog = tc_dev_prog,
 };

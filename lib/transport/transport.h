@@ -53,6 +53,11 @@ struct tc_tp {
 	 * transport with one protocol leaves both 0). tc_coll_last reports
 	 * a call's share. */
 	uint64_t sends_eager, sends_rdv;
+	/* Counted by the device: the calls it made of each kind (a post or
+	 * program post, a completion wait, a registration or deregistration),
+	 * so tc_coll_last can say what a collective cost in system calls. */
+	uint64_t n_posts, n_waits, n_regs;
+	int offload; /* filled by open: prog can run a whole plan (TC_DEV_OFFLOAD, attr) */
 };
 
 struct tc_seg {
@@ -105,6 +110,19 @@ struct tc_wait_err {
 	uint64_t tag;
 	const char *detail; /* NULL, or the transport's words: the peer's host and what was missing;
 			     * valid until the transport's next call */
+	int xfer;	    /* prog: the transfer that failed or was still waited for, else -1 */
+};
+
+/*
+ * A program (the device with TORUS_FEAT_PROGRAM): transfer i starts once
+ * every transfer deps[dep_first[i] .. dep_first[i + 1]) has completed
+ * (each index below i), with no process step in between.
+ */
+struct tc_prog {
+	const struct tc_xfer *x;
+	unsigned int n;
+	const uint32_t *dep_first; /* n + 1 entries */
+	const uint32_t *deps;
 };
 
 struct tc_transport_ops {
@@ -128,6 +146,11 @@ struct tc_transport_ops {
 	int (*reg)(struct tc_tp *tp, const void *addr, size_t len, int write, uint32_t *key);
 	/* Unpin; -EBUSY while a posted transfer still uses it. */
 	int (*dereg)(struct tc_tp *tp, uint32_t key);
+	/* Run a program and wait for it (timeout_ms for the whole; err
+	 * filled on failure, err->xfer naming the transfer); NULL when the
+	 * transport has none. *posted 0 with an error: nothing was posted (a
+	 * limit of the network: run it step by step instead). */
+	int (*prog)(struct tc_tp *tp, const struct tc_prog *pg, int timeout_ms, struct tc_wait_err *err, int *posted);
 };
 
 extern const struct tc_transport_ops tc_transport_dev;

@@ -17,7 +17,7 @@
  *    tc_algo_auto agrees is a plumbing point); every received byte is
  *    checked. With the
  *    fabric clock the same call does not pick direct.
- *  - Bad input: TC_AUTO_CLOCK=sundial, attr.clock 7, attr.__reserved2 set.
+ *  - Bad input: TC_AUTO_CLOCK=sundial, attr.clock 7, attr.offload 2.
  *  - tc_comm_set_clock on a simulated 4x4 made with the fabric clock: the
  *    wall clock measured afterwards (the same figures on every node,
  *    TC_COST_HOST, auto's pick the cheapest at them by the same brute force,
@@ -286,10 +286,10 @@ static void check_bad_input(void)
 	tap_ok(ret == -EINVAL && !comm && strstr(tc_last_error(), "clock 7"), "attr.clock 7 -> -EINVAL (%s)",
 	       tc_last_error());
 	a.clock = TC_CLOCK_WALL;
-	a.__reserved2 = 1;
+	a.offload = 2;
 	ret = tc_comm_create(&a, &comm);
-	tap_ok(ret == -EINVAL && !comm && strstr(tc_last_error(), "__reserved2"),
-	       "attr.__reserved2 1 -> -EINVAL (%s)", tc_last_error());
+	tap_ok(ret == -EINVAL && !comm && strstr(tc_last_error(), "offload 2"),
+	       "attr.offload 2 -> -EINVAL (%s)", tc_last_error());
 	tc_sim_destroy(sim);
 }
 

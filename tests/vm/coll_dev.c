@@ -16,6 +16,11 @@
  * does not build for a shape is reported as a skip, but the seed algorithm
  * of a shape (chosen for it) or auto not building fails. Each fabric also runs
  * tc_allgather (COLL_DEV_AG_ALGO, default auto) with the same checks.
+ *
+ * Both device paths run: a communicator's first call of a collective runs
+ * step by step, the second as one program (TORUS_FEAT_PROGRAM, unless
+ * TC_DEV_OFFLOAD=off), which tc_coll_last must report with exactly one post
+ * and one wait (the block is below TC_ZCOPY_MIN: no registration).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +70,8 @@ struct node_res {
 	double ms[RUNS]; /* first call (builds the schedule and plan), then warm calls */
 	char algo[32];
 	char err[200];
+	int offloaded[RUNS];
+	unsigned int posts, waits, regs; /* the last call's */
 };
 
 /* The byte k that o sends to d in call r (a hash of the four: tbyte.h). */
@@ -129,6 +136,12 @@ static void node_main(__u32 fabric, int node, enum tc_coll_id coll, const char *
 			res->ret = ret;
 			snprintf(res->err, sizeof(res->err), "%s", tc_last_error());
 			goto out_free;
+		}
+		if (!tc_coll_last(comm, coll, &info)) {
+			res->offloaded[r] = info.offloaded;
+			res->posts = info.posts;
+			res->waits = info.waits;
+			res->regs = info.regs;
 		}
 		for (size_t k = 0; k < (size_t)P * BLOCK_BYTES; k++)
 			res->bad_bytes += rcv[k] != (coll == TC_ALLTOALL ? pattern(r, k / BLOCK_BYTES, node, k % BLOCK_BYTES) :
@@ -271,6 +284,17 @@ static struct node_res *res_map(int P)
 	return res == MAP_FAILED ? NULL : res;
 }
 
+/* The second call runs as one program: the module has programs and TC_DEV_OFFLOAD is not off. */
+static int offload_expected(int ctl)
+{
+	struct torus_handshake h = { .size = sizeof(h) };
+	const char *v = getenv("TC_DEV_OFFLOAD");
+
+	if (v && (!strcmp(v, "off") || !strcmp(v, "0")))
+		return 0;
+	return !ioctl(ctl, TORUS_IOC_HANDSHAKE, &h) && (h.features & TORUS_FEAT_PROGRAM);
+}
+
 /* must: the algorithm was chosen for this shape (its seed algorithm, or auto): not building fails. */
 static void run_case(int ctl, const struct fab_case *fc, enum tc_coll_id coll, const char *algo, int must)
 {
@@ -340,6 +364,21 @@ static void run_case(int ctl, const struct fab_case *fc, enum tc_coll_id coll, c
 	}
 	tap_ok(!died && !bad_nodes, "%s %s %s (%s): %d calls m=%d on %d processes, every byte matches", fc->label,
 	       cname, algo, a->name, RUNS, BLOCK_BYTES, P);
+	if (!died && !bad_nodes) {
+		int want = offload_expected(ctl), off_bad = 0;
+
+		for (int n = 0; n < P; n++)
+			if (res[n].offloaded[0] || res[n].offloaded[RUNS - 1] != want ||
+			    (want && (res[n].posts != 1 || res[n].waits != 1 || res[n].regs)))
+				if (!off_bad++)
+					snprintf(first, sizeof(first), "node %d: offloaded %d then %d, %u posts %u waits %u regs",
+						 n, res[n].offloaded[0], res[n].offloaded[RUNS - 1], res[n].posts,
+						 res[n].waits, res[n].regs);
+		tap_ok(!off_bad, "%s %s %s: first call step by step, then %s", fc->label, cname, a->name,
+		       want ? "one program: 1 post + 1 wait" : "step by step again (no offload)");
+		if (off_bad)
+			tap_diag("%d nodes differ; first: %s", off_bad, first);
+	}
 	if (died || bad_nodes)
 		tap_diag("%d processes died, %d nodes failed, %ld bad bytes; first: %s", died, bad_nodes, bad_bytes,
 			 first);

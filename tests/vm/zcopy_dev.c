@@ -25,7 +25,10 @@
  *   - TC_DEV_SYNC_MIN: the same kinds of call again with every send buffered
  *     ("off": an early message is copied into the receive FIFO and out) and
  *     with sends below 16 KiB buffered, the rest synchronous; a value that
- *     is not a number fails tc_comm_create with EINVAL, naming it.
+ *     is not a number fails tc_comm_create with EINVAL, naming it;
+ *   - offload: where the module runs programs, cases after a communicator's
+ *     first call of a collective run as one program, zero copy and staged
+ *     alike (tc_coll_last().offloaded), with the same byte checks.
  * Without /dev/torus-ctl it skips (exit 4).
  */
 #include <errno.h>
@@ -33,8 +36,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <uapi/torus.h>
 
 #include "toruscoll.h"
 #include "../unit/tap.h"
@@ -60,6 +66,7 @@ struct res {
 	long canary[MAXCASE][MAXP];	/* matrix bytes changed, -1 not checked */
 	int err[MAXCASE][MAXP];
 	int same_addr[MAXCASE][MAXP];	/* the buffer came back at the same address */
+	int off[MAXCASE][MAXP];		/* tc_coll_last().offloaded */
 };
 
 struct node {
@@ -107,7 +114,7 @@ static void record(struct node *n, const char *name, enum tc_coll_id coll, int w
 	R->err[c][n->me] = err;
 	R->zc[c][n->me] = -1;
 	if ((int)coll >= 0 && !tc_coll_last(n->comm, coll, &info))
-		R->zc[c][n->me] = info.zero_copy;
+		R->zc[c][n->me] = info.zero_copy, R->off[c][n->me] = info.offloaded;
 	R->canary[c][n->me] = canary && n->matrix ? canary_check(n) : -1;
 	if (n->matrix)
 		canary_fill(n);
@@ -364,6 +371,38 @@ static int node_main(tc_comm_t *comm, void *arg)
 	return 0;
 }
 
+/*
+ * Both paths ran as programs where the module runs them (TORUS_FEAT_PROGRAM,
+ * TC_DEV_OFFLOAD not off): some zero-copy and some staged cases ran offloaded
+ * on every node (a communicator's first call of a collective runs step by
+ * step), with every byte checked above.
+ */
+static void report_offload(const struct res *R, int P)
+{
+	struct torus_handshake h = { .size = sizeof(h) };
+	const char *v = getenv("TC_DEV_OFFLOAD");
+	int ctl = open("/dev/" TORUS_CTL_NAME, O_RDWR), want, zc = 0, staged = 0, off = 0;
+
+	want = ctl >= 0 && !ioctl(ctl, TORUS_IOC_HANDSHAKE, &h) && (h.features & TORUS_FEAT_PROGRAM) &&
+	       !(v && !strcmp(v, "off"));
+	if (ctl >= 0)
+		close(ctl);
+	for (int c = 0; c < R->ncase; c++) {
+		int all = R->want_zc[c] >= 0;
+
+		for (int p = 0; p < P; p++)
+			all &= R->off[c][p] == 1;
+		off += all;
+		zc += all && R->want_zc[c] == 1;
+		staged += all && R->want_zc[c] == 0;
+	}
+	if (want)
+		tap_ok(zc > 0 && staged > 0, "offload: %d cases ran as one program on every node (%d zero copy, %d staged)",
+		       off, zc, staged);
+	else
+		tap_ok(off == 0, "offload off: %d cases ran as a program", off);
+}
+
 /* One TAP point per case over every node. */
 static void report(const struct res *R, int P)
 {
@@ -447,6 +486,7 @@ int main(void)
 	sync_env_invalid();
 	unsetenv("TC_DEV_SYNC_MIN");
 	report(R, MAXP);
+	report_offload(R, MAXP);
 	tap_diag("%s: fork to last exit %.0f ms", f.label, wall);
 	ret = cf_destroy(ctl, fab_id);
 	if (ret)
