@@ -545,3 +545,96 @@ int tc_cost_eval_sizes(const struct tc_sched *s, const struct tc_cost_params *p,
 		return tc_err(-EINVAL, "tc_cost_eval_sizes: NULL parameters");
 	return cost_dp(s, p, sizes, nsizes, time_us, out);
 }
+
+/* The port of a message's first hop (dimension-ordered routes, dim 0 first). */
+static int first_port(const struct tc_shape *sh, const struct tc_msg *msg)
+{
+	for (int d = 0; d < sh->ndims; d++)
+		if (msg->route[d])
+			return 2 * d + (msg->route[d] < 0);
+	return 0;
+}
+
+int tc_cost_prog(const struct tc_sched *s, const struct tc_cost_params *p, double *time_us)
+{
+	const size_t N = s->shape.nodes, nports = 2 * s->shape.ndims;
+	const int one_port = s->shape.one_port, np = s->npackets > 0 ? s->npackets : 1;
+	uint32_t links[TC_MAX_DIMS * 128];
+	size_t narr;
+	double *arr, *lfree, *prev_end, *cur_end, *sfree, *rfree, span = 0;
+	int64_t *cur_step;
+	int ret = 0;
+
+	if (p->flags & (TC_COST_DIRECT | TC_COST_HOST))
+		return tc_err(-EOPNOTSUPP, "%s: a program is priced on the device's timing only", s->algo);
+	if (s->coll != TC_ALLTOALL && s->coll != TC_ALLGATHER)
+		return tc_err(-EOPNOTSUPP, "%s: programs run alltoall and allgather only", s->algo);
+	if (N > 4096)
+		return tc_err(-E2BIG, "%s: %zu nodes: too many to price as programs", s->algo, N);
+	/* when each block arrived where it is: alltoall blocks move (one place
+	 * each), allgather packets are copied (one place per node) */
+	narr = s->coll == TC_ALLTOALL ? N * N : N * N * np;
+	arr = calloc(narr, sizeof(*arr));
+	lfree = calloc(N * nports, sizeof(*lfree));
+	prev_end = calloc(N * nports, sizeof(*prev_end));
+	cur_end = calloc(N * nports, sizeof(*cur_end));
+	cur_step = malloc(N * nports * sizeof(*cur_step));
+	sfree = calloc(N, sizeof(*sfree));
+	rfree = calloc(N, sizeof(*rfree));
+	if (!arr || !lfree || !prev_end || !cur_end || !cur_step || !sfree || !rfree) {
+		ret = tc_err(-ENOMEM, "%s: tc_cost_prog: out of memory", s->algo);
+		goto out;
+	}
+	for (size_t i = 0; i < N * nports; i++)
+		cur_step[i] = -1;
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		for (uint32_t i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
+			const struct tc_msg *msg = &s->msgs[i];
+			const struct tc_blk *b = &s->blks[msg->blk_off];
+			size_t q = (size_t)msg->src * nports + (one_port ? 0 : first_port(&s->shape, msg));
+			int nl = tc_msg_links(&s->shape, msg, links);
+			double ready = 0, end;
+
+			if (cur_step[q] != st) {
+				prev_end[q] = cur_end[q];
+				cur_end[q] = 0;
+				cur_step[q] = st;
+			}
+			ready = prev_end[q];
+			for (uint32_t k = 0; k < msg->nblk; k++) {
+				if (b[k].a == msg->src)
+					continue; /* its own: there from the start */
+				size_t at = s->coll == TC_ALLTOALL ? (size_t)b[k].a * N + b[k].b
+								   : ((size_t)msg->src * N + b[k].a) * np + b[k].b;
+				ready = fmax(ready, arr[at]);
+			}
+			for (int l = 0; l < nl; l++)
+				ready = fmax(ready, lfree[links[l]]);
+			if (one_port)
+				ready = fmax(ready, fmax(sfree[msg->src], rfree[msg->dst]));
+			end = ready + p->ts_us + nl * p->hop_us +
+			      tc_cost_bytes_us(p, (double)msg->nblk / np * (double)p->block_bytes);
+			for (int l = 0; l < nl; l++)
+				lfree[links[l]] = end;
+			if (one_port)
+				sfree[msg->src] = rfree[msg->dst] = end;
+			cur_end[q] = fmax(cur_end[q], end);
+			for (uint32_t k = 0; k < msg->nblk; k++) {
+				size_t at = s->coll == TC_ALLTOALL ? (size_t)b[k].a * N + b[k].b
+								   : ((size_t)msg->dst * N + b[k].a) * np + b[k].b;
+				arr[at] = end;
+			}
+			span = fmax(span, end);
+		}
+	}
+	*time_us = span;
+out:
+	free(arr);
+	free(lfree);
+	free(prev_end);
+	free(cur_end);
+	free(cur_step);
+	free(sfree);
+	free(rfree);
+	return ret;
+}

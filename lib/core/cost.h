@@ -118,6 +118,17 @@ struct tc_cost {
 	double time_us;		    /* with params: critical path of ts + h*hop + b*m*tw, plus rho*m*rearranged */
 };
 int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struct tc_cost *out);
+/*
+ * The time of the schedule run as one program per node (the device with
+ * TORUS_FEAT_PROGRAM: runtime/plan.c's dependencies, kmod/prog.c's virtual
+ * time), in us with p's ts, tw, hop and block_bytes: no step barrier; a
+ * message starts once the receives that brought its blocks to its sender
+ * have ended, the sends of its sender's previous step on its first-hop port
+ * (one-port: on any port) have ended, and the links of its route (one-port:
+ * also its sender's send and its receiver's receive engine) are free. Alltoall
+ * and allgather; -EOPNOTSUPP for TC_COST_DIRECT or TC_COST_HOST.
+ */
+int tc_cost_prog(const struct tc_sched *s, const struct tc_cost_params *p, double *time_us);
 /* The same for several block sizes in one pass (p->block_bytes ignored):
  * time_us[k] for sizes[k], k < nsizes <= 32; out->time_us is 0. */
 int tc_cost_eval_sizes(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
