@@ -475,7 +475,8 @@ static long vm_pin_kb(void)
 	return kb;
 }
 
-TEST_F(prog, close__cancels_programs_and_gives_back_what_they_held)
+/* 1000 cycles: about 20 s on the stock kernel, more under KASAN on a loaded host */
+TEST_F_TIMEOUT(prog, close__cancels_programs_and_gives_back_what_they_held, 240)
 {
 	static unsigned char buf[16 * 4096] __attribute__((aligned(4096)));
 	struct torus_sge sge = { .key = 0, .offset = 0, .length = 4096 };
@@ -558,7 +559,7 @@ static long pin_settles(long want)
 	return kb;
 }
 
-TEST_F(prog, mr_dereg__cancels_the_programs_that_hold_it)
+TEST_F_TIMEOUT(prog, mr_dereg__cancels_the_programs_that_hold_it, 240)
 {
 	static unsigned char buf[4 * 4096] __attribute__((aligned(4096)));
 	struct torus_sge sge = { .offset = 0, .length = 4096 };
@@ -572,7 +573,7 @@ TEST_F(prog, mr_dereg__cancels_the_programs_that_hold_it)
 	int k;
 
 	TV_SKIPPED();
-	for (k = 0; k < 1000; k++) {
+	for (k = 0; k < 300; k++) {
 		ASSERT_EQ(0, pin_prog(self->f.fd[1], buf, sizeof(buf), 5000 + k, &key)) TH_LOG("cycle %d", k);
 		if (k == 0)
 			EXPECT_LT(pin0, vm_pin_kb());
@@ -610,7 +611,7 @@ TEST_F(prog, mr_dereg__cancels_the_programs_that_hold_it)
 	}
 }
 
-TEST_F(prog, kill__cancels_programs_and_gives_back_what_they_held)
+TEST_F_TIMEOUT(prog, kill__cancels_programs_and_gives_back_what_they_held, 120)
 {
 	static unsigned char buf[4 * 4096] __attribute__((aligned(4096)));
 	struct torus_counters c;
