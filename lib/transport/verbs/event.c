@@ -297,21 +297,40 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 	tc_vb_drained(vb, rank);
 }
 
-/* Reap what is there (no blocking); returns how many events were handled. */
+/*
+ * Reap what is there (no blocking); returns how many events were handled.
+ * The CQ is read from memory the device shares with us, the rdma_cm channel
+ * only by a system call: that one is read when something may be there (a
+ * connection being made, poll() saw it readable) and otherwise every
+ * TC_VB_CM_EVERY calls, so a busy poll costs no system call while a
+ * disconnect or a peer's connection request is still seen within
+ * microseconds.
+ */
 int tc_vb_progress(struct tc_vb *vb)
 {
 	struct ibv_wc wc[32];
-	int n, total = tc_vb_cm_events(vb);
+	int n, total = 0;
 
+	vb->n_progress++;
+	if (vb->cm_check || ++vb->cm_tick >= TC_VB_CM_EVERY) {
+		vb->cm_check = 0;
+		vb->cm_tick = 0;
+		vb->n_cm_reads++;
+		total = tc_vb_cm_events(vb);
+	}
 	while ((n = ibv_poll_cq(vb->cq, 32, wc)) > 0) {
 		for (int i = 0; i < n; i++)
 			tc_vb_on_wc(vb, &wc[i]);
 		total += n;
 	}
-	for (int r = 0; r < vb->size; r++)
-		if (vb->peers[r].state == TC_VB_UP && (vb->peers[r].qhead != vb->peers[r].qtail ||
-						       vb->peers[r].owed >= TC_VB_CREDITS / 2))
+	for (int r = 0; r < vb->size; r++) {
+		const struct tc_vb_peer *pe = &vb->peers[r];
+
+		if (pe->state == TC_VB_CONNECTING || pe->state == TC_VB_ACCEPTING)
+			vb->cm_check = 1;
+		else if (pe->state == TC_VB_UP && (pe->qhead != pe->qtail || pe->owed >= TC_VB_CREDITS / 2))
 			tc_vb_flush(vb, r);
+	}
 	return total;
 }
 
@@ -327,7 +346,12 @@ void tc_vb_block(struct tc_vb *vb, int ms)
 		if (tc_vb_progress(vb)) /* raced with a completion: no sleep */
 			return;
 	}
-	if (poll(pfd, 2, ms) > 0 && (pfd[0].revents & POLLIN)) {
+	vb->n_sleeps++;
+	if (poll(pfd, 2, ms) <= 0)
+		return;
+	if (pfd[1].revents & POLLIN)
+		vb->cm_check = 1;
+	if (pfd[0].revents & POLLIN) {
 		struct ibv_cq *cq;
 		void *ctx;
 

@@ -144,6 +144,46 @@ static int tc_vb_eager_env(struct tc_vb *vb)
 }
 
 
+/*
+ * How long wait busy-polls after the last event before it sleeps in the
+ * completion channel: TC_VERBS_SPIN_US (default TC_VB_SPIN_NS), and whether
+ * it yields the CPU between polls (TC_VERBS_YIELD=1 or 0; by default when
+ * this host runs more of the job's ranks than it has CPUs online, decided
+ * once the cards are in: tc_vb_oversubscribed), as Open MPI does.
+ */
+static int tc_vb_spin_env(struct tc_vb *vb)
+{
+	const char *env = getenv("TC_VERBS_SPIN_US");
+	unsigned int u;
+	int ret;
+
+	vb->spin_ns = TC_VB_SPIN_NS;
+	if (env && *env) {
+		ret = tc_parse_uint("TC_VERBS_SPIN_US", env, &u);
+		if (ret)
+			return ret;
+		if (u > 1000000)
+			return tc_err(-EINVAL, "TC_VERBS_SPIN_US=%s: microseconds up to 1000000", env);
+		vb->spin_ns = (int64_t)u * 1000;
+	}
+	env = getenv("TC_VERBS_YIELD");
+	vb->spin_yield = env && *env ? !!strcmp(env, "0") : 2; /* 2: decided by tc_vb_oversubscribed */
+	env = getenv("TC_VERBS_INLINE");
+	vb->no_inline = env && !strcmp(env, "0");
+	return 0;
+}
+
+/* More ranks of this job on this host (same host name) than CPUs online? */
+static int tc_vb_oversubscribed(const struct tc_vb *vb, const struct tc_vb_card *all)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int here = 0;
+
+	for (int r = 0; r < vb->size; r++)
+		here += !strncmp(all[r].host, all[vb->rank].host, sizeof(all[r].host));
+	return ncpu > 0 && here > ncpu;
+}
+
 static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 {
 	const char *dims = attr->dims, *dev = attr->rdma_device;
@@ -171,6 +211,8 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	ret = tc_vb_shape(&tp->shape, dims, vb->size);
 	if (!ret)
 		ret = tc_vb_eager_env(vb);
+	if (!ret)
+		ret = tc_vb_spin_env(vb);
 	if (ret)
 		goto err_free;
 	vb->peers = calloc(vb->size, sizeof(*vb->peers));
@@ -199,6 +241,8 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 	ret = tc_vb_check_cards(vb, all);
 	if (ret)
 		goto err_free;
+	if (vb->spin_yield == 2)
+		vb->spin_yield = tc_vb_oversubscribed(vb, all);
 	free(all);
 	tp->rank = vb->rank;
 	tp->max_segs = 1;
@@ -258,11 +302,25 @@ static void tc_vb_linger(struct tc_vb *vb, int timeout_ms)
 	}
 }
 
+/* TC_VERBS_STATS=1: each rank says on stderr, at destroy, what its waits did. */
+static void tc_vb_stats(const struct tc_vb *vb)
+{
+	const char *env = getenv("TC_VERBS_STATS");
+
+	if (!env || !*env || !strcmp(env, "0"))
+		return;
+	fprintf(stderr, "libtoruscoll: verbs rank %d of %d: %llu progress calls, %llu reads of the rdma_cm channel, "
+		"%llu sleeps, %llu inline sends, %s\n", vb->rank, vb->size, (unsigned long long)vb->n_progress,
+		(unsigned long long)vb->n_cm_reads, (unsigned long long)vb->n_sleeps, (unsigned long long)vb->n_inline,
+		vb->spin_yield ? "yielding while it spins" : "spinning without yielding");
+}
+
 static void tc_vb_close(struct tc_tp *tp)
 {
 	struct tc_vb *vb = to_vb(tp);
 
 	tc_vb_linger(vb, tp->timeout_ms);
+	tc_vb_stats(vb);
 	tc_vb_free(vb);
 }
 
@@ -473,8 +531,11 @@ int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_
 			idle_from = left;
 			continue;
 		}
-		if (idle_from - left < TC_VB_SPIN_NS)
+		if (idle_from - left < vb->spin_ns) {
+			if (vb->spin_yield)
+				sched_yield(); /* oversubscribed: let the ranks we wait for run */
 			continue;
+		}
 		tc_vb_block(vb, left / 1000000 + 1 < 100 ? (int)(left / 1000000 + 1) : 100);
 	}
 	vb->nreaped += n;

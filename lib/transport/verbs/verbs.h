@@ -89,6 +89,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -112,6 +113,13 @@
 #define TC_VB_SLOT_MAX 16384
 #define TC_VB_TXH 64	  /* bytes per eager-send header in the send ring */
 #define TC_VB_SPIN_NS 20000 /* busy-poll this long before blocking */
+/* Bytes of header and data a QP is asked to take inline (the device may
+ * grant less, or refuse and get sizeof(struct tc_vb_msg)). */
+#define TC_VB_INLINE 256
+/* Read the rdma_cm channel (a system call) on every this many progress
+ * calls, and on every one while a connection is being made or after poll()
+ * saw the channel readable. */
+#define TC_VB_CM_EVERY 64
 #define TC_VB_RESOLVE_MS 2000
 #define TC_VB_LINGER_MS 2000 /* longest a destroy waits for its peers' goodbyes */
 #define TC_VB_MAGIC 0x74637662u /* "tcvb" */
@@ -200,6 +208,7 @@ struct tc_vb_peer {
 	struct tc_vb_unexp *unexp;
 	uint32_t nunexp, cap_unexp;
 	uint32_t tx_next;    /* eager-send header ring position */
+	uint32_t inline_max; /* header and data its QP takes inline (IBV_SEND_INLINE) */
 	uint8_t bye_sent, bye_rcvd; /* the closing handshake (tc_vb_linger) */
 	struct tc_vb_op *q;
 	uint32_t qhead, qtail, cap_q;
@@ -242,6 +251,13 @@ struct tc_vb {
 	struct tc_vb_rec *recs;
 	uint32_t nrecs, cap_recs, ndone, nreaped;
 	char what[200]; /* the detail of the last failure */
+	uint32_t cm_tick; /* progress calls since the rdma_cm channel was last read */
+	uint8_t cm_check; /* read it on the next progress call */
+	uint8_t spin_yield; /* sched_yield() between busy polls (TC_VERBS_YIELD) */
+	uint8_t no_inline;  /* TC_VERBS_INLINE=0: every eager send from the registered buffer */
+	int64_t spin_ns;    /* busy-poll this long after the last event (TC_VERBS_SPIN_US) */
+	/* what waiting did, for TC_VERBS_STATS (printed by close) */
+	uint64_t n_progress, n_cm_reads, n_sleeps, n_inline;
 };
 
 static inline struct tc_vb *to_vb(struct tc_tp *tp)
