@@ -25,7 +25,10 @@
  *   TC_RDMA_DEVICE verbs: the RDMA device, e.g. rxe0 (default: the first
  *                  device with an active port)
  *   TC_ALLTOALL_ALGO, TC_ALLGATHER_ALGO, ...  force an algorithm by name
- *                  (torus-sched --list shows the names); "auto" = library choice
+ *                  (torus-sched --list shows the names); "auto" = library
+ *                  choice. A collective whose forced algorithm cannot run
+ *                  on the communicator's shape fails -EOPNOTSUPP, naming
+ *                  the variable, algorithm and shape
  *   TC_COST_TS_US, TC_COST_TW_US, TC_COST_RHO_US, TC_COST_HOP_US
  *                  the cost parameters the library's choice prices algorithms
  *                  with: startup per message (us), time per byte (us/B),
@@ -243,8 +246,9 @@ enum tc_coll_id {
  * @transmission_blocks: critical-path transmission in blocks
  * @lower_bound_blocks: the bound for the shape (0 if none known)
  * @block_bytes: the m of that call
- * @why: (added) why the forced algorithm (TC_*_ALGO, tc_comm_set_algo) did
- *	not run and the library's choice ran instead; "" when it ran
+ * @why: (added) why the algorithm forced by tc_comm_set_algo did not run
+ *	and the library's choice ran instead; "" when it ran (one forced by
+ *	TC_*_ALGO that cannot run fails the call instead)
  * @predicted_us: (added) the cost model's time for this call, in us, with
  *	the communicator's cost parameters (the transport's timing, or
  *	TC_COST_*): for the library's choice what it chose by
@@ -297,7 +301,8 @@ int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_inf
  * TC_ALLTOALL_ALGO / TC_ALLGATHER_ALGO variables do at tc_comm_create();
  * NULL or "auto" restores the library's choice. -ENOENT: no such algorithm.
  * If the forced algorithm cannot build a schedule for the shape, the call
- * runs the library's choice and tc_coll_last() says why.
+ * runs the library's choice and tc_coll_last() says why (forced by the
+ * environment variable instead, the call fails -EOPNOTSUPP).
  */
 int tc_comm_set_algo(tc_comm_t *comm, enum tc_coll_id coll, const char *name);
 

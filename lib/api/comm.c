@@ -173,6 +173,7 @@ static int tc_set_override(struct tc_comm *comm, enum tc_coll_id coll, const cha
 
 	if (!name || !*name || !strcmp(name, "auto")) {
 		cs->forced = NULL;
+		cs->forced_by = NULL;
 		return 0;
 	}
 	algo = tc_algo_find(coll, name);
@@ -180,6 +181,7 @@ static int tc_set_override(struct tc_comm *comm, enum tc_coll_id coll, const cha
 		return tc_err(-ENOENT, "%s%s%s: no %s algorithm of that name (torus-sched --list)", from ? from : "",
 			      from ? "=" : "", name, tc_coll_str(coll));
 	cs->forced = algo;
+	cs->forced_by = from;
 	return 0;
 }
 
@@ -417,8 +419,10 @@ TC_EXPORT int tc_comm_create_sub(tc_comm_t *parent, const int *ranks, int n, uns
 	}
 	comm->tp.timeout_ms = parent->tp.timeout_ms;
 	comm->zcopy_min = parent->zcopy_min;
-	for (int c = 0; c < 2; c++)
+	for (int c = 0; c < 2; c++) {
 		comm->coll[c].forced = parent->coll[c].forced;
+		comm->coll[c].forced_by = parent->coll[c].forced_by;
+	}
 	comm->root = root;
 	comm->context = context;
 	comm->sub_next = root->subs;
@@ -568,6 +572,7 @@ int __tc_comm_force_algo(tc_comm_t *comm, enum tc_coll_id coll, const struct tc_
 	if (algo && algo->coll != coll)
 		return tc_err(-EINVAL, "__tc_comm_force_algo: %s is not a %s algorithm", algo->name, tc_coll_str(coll));
 	comm->coll[coll].forced = algo;
+	comm->coll[coll].forced_by = NULL;
 	return 0;
 }
 

@@ -39,6 +39,11 @@ struct tc_umem {
 
 struct tc_coll_state {
 	const struct tc_algo *forced; /* NULL = the library's choice */
+	/* the variable that forced it (TC_ALLTOALL_ALGO, TC_ALLGATHER_ALGO),
+	 * NULL when tc_comm_set_algo did: an algorithm forced by the
+	 * environment that cannot run on the shape is an error, one forced by
+	 * the call falls back to the library's choice (last.why says why) */
+	const char *forced_by;
 	int have_last;
 	struct tc_coll_info last; /* last.why: why the forced algorithm did not run */
 	const struct tc_algo *last_algo; /* its whole schedule is built and priced when tc_coll_last asks */

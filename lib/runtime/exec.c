@@ -101,7 +101,11 @@ static pthread_mutex_t tc_auto_serial = PTHREAD_MUTEX_INITIALIZER;
 
 /* Choose the algorithm (forced or auto) and get this node's part of its
  * schedule (select/cache.c: generated alone, or cut from the verified whole);
- * choice->winner stays -1 when the forced algorithm ran. */
+ * choice->winner stays -1 when the forced algorithm ran. A forced algorithm
+ * that cannot run on the shape: forced by the environment, the call fails
+ * (-EOPNOTSUPP, or the build's own error) naming the variable, algorithm and
+ * shape, on every node alike (the shape is the same everywhere); forced by
+ * tc_comm_set_algo, the library's choice runs and fallback says why. */
 static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id coll, size_t m, const struct tc_algo **ran,
 			 const struct tc_part **out, char *fallback, size_t flen, struct tc_auto_choice *choice)
 {
@@ -124,6 +128,18 @@ static int tc_coll_sched(struct tc_comm *comm, enum tc_coll_id coll, size_t m, c
 			snprintf(fallback, flen, "%s", why);
 		else
 			snprintf(fallback, flen, "%s: %s", algo->name, why);
+		if (cs->forced_by) {
+			const size_t n = strlen(algo->name);
+			const char *reason = !strncmp(fallback, algo->name, n) && fallback[n] == ':' ?
+						     fallback + n + 1 + (fallback[n + 1] == ' ') : fallback;
+			char shape[64];
+
+			tc_shape_str(&comm->tp.shape, shape, sizeof(shape));
+			return tc_err(ret == -ENOMEM ? ret : -EOPNOTSUPP,
+				      "%s=%s does not run on this communicator's %s %s: %s; unset %s for the library's "
+				      "choice", cs->forced_by, algo->name, shape,
+				      comm->tp.shape.wrap_mask ? "torus" : "mesh", reason, cs->forced_by);
+		}
 	}
 	/* One thread prices the candidates; the others then find its choice cached. */
 	pthread_mutex_lock(&tc_auto_serial);

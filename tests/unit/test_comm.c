@@ -222,8 +222,9 @@ struct run {
 	atomic_int bad_query;
 	atomic_int fallback_seen;
 	char ran[32];
-	char first_err[256];
+	char first_err[320];
 	atomic_int have_err;
+	atomic_int nerr; /* nodes whose call failed */
 };
 
 static unsigned char pattern(int o, int d, size_t k, size_t m)
@@ -273,6 +274,7 @@ static int check_queries(tc_comm_t *comm)
 
 static void note_err(struct run *run, tc_comm_t *comm, int ret)
 {
+	atomic_fetch_add(&run->nerr, 1);
 	if (!atomic_exchange(&run->have_err, 1))
 		snprintf(run->first_err, sizeof(run->first_err), "node %d: %s: %s", tc_comm_rank(comm),
 			 tc_strerror(ret), tc_last_error());
@@ -731,6 +733,28 @@ static void test_env_override(void)
 	}
 	unsetenv("TC_ALLTOALL_ALGO");
 	unsetenv("TC_ALLGATHER_ALGO");
+	tc_sim_destroy(sim);
+
+	/* Forced by the environment but unable to run on the shape: an error
+	 * naming the variable, the algorithm and the shape, on every node (not
+	 * the library's choice in its place, as tc_comm_set_algo gets). */
+	sa.dims[0] = sa.dims[1] = 3;
+	if (tc_sim_create(&sa, &sim)) {
+		tap_ok(0, "3x3 simulated fabric: %s", tc_last_error());
+		return;
+	}
+	setenv("TC_ALLTOALL_ALGO", "at2", 1);
+	{
+		struct run run = { .coll = TC_ALLTOALL, .keep_env = 1, .m = { 12, 0, 0 } };
+		int ret = tc_sim_launch(sim, node_main, &run);
+
+		tap_ok(ret == -EOPNOTSUPP && run.nerr == 9 && !run.bad_bytes &&
+			       strstr(run.first_err, "TC_ALLTOALL_ALGO=at2 does not run on this communicator's 3x3 torus: "),
+		       "TC_ALLTOALL_ALGO=at2 on a 3x3 torus: tc_alltoall fails -EOPNOTSUPP on %d of 9 nodes, naming the "
+		       "variable, algorithm and shape (%d: %s)",
+		       (int)run.nerr, ret, run.first_err);
+	}
+	unsetenv("TC_ALLTOALL_ALGO");
 	tc_sim_destroy(sim);
 }
 
