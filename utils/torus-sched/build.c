@@ -92,7 +92,7 @@ void sched_choose(struct sched_opts *o, struct sched_result *r)
 	r->t_choose = now() - r->t_choose;
 	if (err == -EOPNOTSUPP && o->explain) {
 		if (o->json)
-			sched_explain_json(&r->choice);
+			sched_print_json_nochoice(o, r);
 		else
 			sched_explain_text(&r->choice);
 	}

@@ -48,6 +48,38 @@ void sched_explain_json(const struct tc_auto_choice *c)
 	printf("}");
 }
 
+/* The shape's fields of the summary: dims, wrap, port_model, nodes. */
+static void print_shape(const struct tc_shape *shape)
+{
+	printf(",\"dims\":[");
+	for (int d = 0; d < shape->ndims; d++)
+		printf("%s%d", d ? "," : "", shape->dims[d]);
+	printf("],\"wrap\":[");
+	for (int d = 0; d < shape->ndims; d++)
+		printf("%s%s", d ? "," : "", shape->wrap_mask & (1u << d) ? "true" : "false");
+	printf("],\"port_model\":\"%s\",\"nodes\":%d", shape->one_port ? "one-port" : "all-port", shape->nodes);
+}
+
+/*
+ * --algo auto --explain --json when no algorithm is a candidate: one object
+ * all the same (no schedule, so no algo), with the error and every
+ * candidate's reason; the caller exits 3.
+ */
+void sched_print_json_nochoice(const struct sched_opts *o, const struct sched_result *r)
+{
+	char err[96];
+
+	snprintf(err, sizeof(err), "auto: no %s algorithm supports this shape", tc_coll_str(o->coll));
+	printf("{\"coll\":\"%s\",\"algo\":null,\"requested\":", tc_coll_str(o->coll));
+	sched_json_str(o->algo_name);
+	print_shape(&r->shape);
+	printf(",\"error\":");
+	sched_json_str(err);
+	sched_explain_json(&r->choice);
+	printf("}\n");
+	fflush(stdout);
+}
+
 /* --links: [step, node, port, blocks, src, dst] per link a message occupies. */
 static void print_link(void *arg, uint32_t step, int node, int port, const struct tc_msg *m)
 {
@@ -121,14 +153,9 @@ void sched_print_json(const struct sched_opts *o, const struct sched_result *r)
 	sched_json_str(o->algo_name);
 	printf(",\"cite\":");
 	sched_json_str(s->cite);
-	printf(",\"dims\":[");
-	for (int d = 0; d < shape->ndims; d++)
-		printf("%s%d", d ? "," : "", shape->dims[d]);
-	printf("],\"wrap\":[");
-	for (int d = 0; d < shape->ndims; d++)
-		printf("%s%s", d ? "," : "", shape->wrap_mask & (1u << d) ? "true" : "false");
-	printf("],\"port_model\":\"%s\",\"nodes\":%d,\"steps\":%u,\"messages\":%u,\"block_moves\":%u,\"npackets\":%d",
-	       shape->one_port ? "one-port" : "all-port", shape->nodes, s->nsteps, s->nmsgs, s->nblks, s->npackets);
+	print_shape(shape);
+	printf(",\"steps\":%u,\"messages\":%u,\"block_moves\":%u,\"npackets\":%d", s->nsteps, s->nmsgs, s->nblks,
+	       s->npackets);
 	printf(",\"startups_critical_path\":%u,\"transmission_blocks\":%.6g,\"lockstep_blocks\":%.6g", c->steps,
 	       c->transmission_blocks, c->lockstep_blocks);
 	printf(",\"lower_bound_blocks\":%.6g,\"ratio\":%.6g,\"max_link_blocks\":%lld,\"rearranged_blocks\":%lld",

@@ -70,6 +70,7 @@ void sched_explain_text(const struct tc_auto_choice *c);
 void sched_json_str(const char *s);
 void sched_print_json(const struct sched_opts *o, const struct sched_result *r);
 void sched_explain_json(const struct tc_auto_choice *c);
+void sched_print_json_nochoice(const struct sched_opts *o, const struct sched_result *r);
 
 /* node.c: --node; returns the exit status */
 int sched_node(const struct sched_opts *o, const struct sched_result *r);
