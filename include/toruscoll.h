@@ -307,6 +307,17 @@ int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_inf
 int tc_comm_set_algo(tc_comm_t *comm, enum tc_coll_id coll, const char *name);
 
 /*
+ * The names of the algorithms of collective coll, the names
+ * tc_comm_set_algo() and TC_*_ALGO take ("auto" is not one of them), in the
+ * library's order (the order the library's choice breaks ties by): names[i]
+ * gets the i-th name, a static string, for i below max and below their
+ * count. Returns the count (call with names NULL and max 0 to size the
+ * array); -EINVAL: coll unknown, max negative, or names NULL with max > 0.
+ * New in version 1.3.
+ */
+int tc_coll_algos(enum tc_coll_id coll, const char **names, int max);
+
+/*
  * Set what the library's algorithm choice minimises on this communicator
  * (enum tc_clock), as tc_comm_attr.clock does at creation: a program can
  * create its communicator with the fabric clock (local, cheap), look at it

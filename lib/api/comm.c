@@ -543,6 +543,24 @@ TC_EXPORT int tc_comm_set_algo(tc_comm_t *comm, enum tc_coll_id coll, const char
 	return tc_set_override(comm, coll, name, NULL);
 }
 
+TC_EXPORT int tc_coll_algos(enum tc_coll_id coll, const char **names, int max)
+{
+	int n = 0;
+
+	if ((unsigned int)coll > TC_ALLGATHER)
+		return tc_err(-EINVAL, "tc_coll_algos: collective %d unknown", (int)coll);
+	if (max < 0 || (!names && max > 0))
+		return tc_err(-EINVAL, "tc_coll_algos: %d names into %s", max, names ? "an array" : "NULL");
+	for (int i = 0; tc_algos[i]; i++) {
+		if (tc_algos[i]->coll != coll)
+			continue;
+		if (n < max)
+			names[n] = tc_algos[i]->name;
+		n++;
+	}
+	return n;
+}
+
 TC_EXPORT int tc_comm_set_clock(tc_comm_t *comm, unsigned int clock)
 {
 	int ret;

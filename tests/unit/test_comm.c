@@ -830,10 +830,36 @@ static void test_timing(void)
 	}
 }
 
+/* tc_coll_algos: the registry's names of each collective, in its order. */
+static void test_coll_algos(void)
+{
+	const char *names[64], *few[2];
+	int ret;
+
+	for (int c = TC_ALLTOALL; c <= TC_ALLGATHER; c++) {
+		int n = tc_coll_algos(c, NULL, 0), got = tc_coll_algos(c, names, 64), k = 0, same = 1;
+
+		for (int i = 0; tc_algos[i]; i++)
+			if (tc_algos[i]->coll == (enum tc_coll_id)c)
+				same &= k < got && k < 64 && !strcmp(names[k++], tc_algos[i]->name);
+		tap_ok(n > 1 && got == n && k == n && same && tc_coll_algos(c, few, 2) == n,
+		       "tc_coll_algos(%s): %d names, the registry's in its order (first %s, last %s); 2 asked: the "
+		       "count all the same",
+		       tc_coll_str(c), n, n > 0 ? names[0] : "-", n > 0 && n <= 64 ? names[n - 1] : "-");
+	}
+	ret = tc_coll_algos(7, names, 64);
+	tap_ok(ret == -EINVAL, "tc_coll_algos(collective 7) -> -EINVAL (%d)", ret);
+	ret = tc_coll_algos(TC_ALLTOALL, NULL, 3);
+	tap_ok(ret == -EINVAL, "tc_coll_algos(NULL, 3) -> -EINVAL (%d)", ret);
+	ret = tc_coll_algos(TC_ALLTOALL, names, -1);
+	tap_ok(ret == -EINVAL, "tc_coll_algos(max -1) -> -EINVAL (%d)", ret);
+}
+
 int main(void)
 {
 	double t0 = now_ms();
 
+	test_coll_algos();
 	test_shapes();
 	test_errors();
 	test_env_override();

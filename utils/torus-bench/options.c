@@ -97,45 +97,21 @@ static int parse_int(const char *opt, const char *s, int min)
 	return v;
 }
 
-/* The public API has no list of algorithm names: torus-sched --list has it.
- * Look for torus-sched next to this program, then on PATH. */
+/* -a all: "auto", then every algorithm of the collective (tc_coll_algos). */
 static int list_algos(struct bench *b)
 {
-	char self[PATH_MAX], cmd[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char line[512], coll[32], name[64];
-	FILE *f;
-	int st;
+	const char *names[MAX_ALGOS - 1];
+	int n = tc_coll_algos(b->o.coll == C_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER, names, MAX_ALGOS - 1);
 
-	cmd[0] = 0;
-	if (n > 0) {
-		char *slash;
-
-		self[n] = 0;
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = 0;
-			snprintf(cmd, sizeof(cmd), "%s/torus-sched", self);
-			if (access(cmd, X_OK))
-				cmd[0] = 0;
-		}
-	}
-	if (!cmd[0])
-		snprintf(cmd, sizeof(cmd), "torus-sched");
-	strncat(cmd, " --list 2>/dev/null", sizeof(cmd) - strlen(cmd) - 1);
-	f = popen(cmd, "r");
-	if (!f)
-		return -errno;
+	if (n < 1)
+		return n < 0 ? n : -ENOENT;
+	if (n > MAX_ALGOS - 1)
+		return -E2BIG;
 	/* auto first: the sweep then compares the library's choice with every candidate */
 	snprintf(b->algos[0], sizeof(b->algos[0]), "auto");
 	b->nalgos = 1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%31s %63s", coll, name) == 2 && !strcmp(coll, colls[b->o.coll]->name) &&
-		    b->nalgos < MAX_ALGOS)
-			snprintf(b->algos[b->nalgos++], sizeof(b->algos[0]), "%.31s", name);
-	st = pclose(f);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) || b->nalgos < 2)
-		return -ENOENT;
+	for (int i = 0; i < n; i++)
+		snprintf(b->algos[b->nalgos++], sizeof(b->algos[0]), "%.31s", names[i]);
 	return 0;
 }
 
@@ -272,46 +248,27 @@ void parse(int argc, char **argv, struct opts *o)
 		    o->factor, MAX_SIZES);
 }
 
-struct algo_check {
-	const struct bench *b;
-	int bad; /* index of the first name no algorithm has, or -1 */
-};
-
-static int algo_check_rank(tc_comm_t *comm, void *arg)
-{
-	struct algo_check *ac = arg;
-	enum tc_coll_id id = ac->b->o.coll == C_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER;
-
-	if (tc_comm_rank(comm))
-		return 0;
-	for (int i = 0; i < ac->b->nalgos && ac->bad < 0; i++)
-		if (tc_comm_set_algo(comm, id, ac->b->algos[i]) == -ENOENT)
-			ac->bad = i;
-	return 0;
-}
-
 /*
- * Every name of -a before any rank starts: the library's own answer
- * (tc_comm_set_algo: -ENOENT for a name no algorithm has), asked on a
- * two-node simulator, so that a typo is bad usage up front whatever the
- * transport.
+ * Every name of -a before any rank starts, against the library's list
+ * (tc_coll_algos; "auto" is the library's choice), so that a typo is bad
+ * usage up front whatever the transport.
  */
 static void check_algo_names(const struct bench *b)
 {
-	struct tc_sim_attr sa = { .size = sizeof(sa), .ndims = 1, .dims = { 2 }, .wrap_mask = 1 };
-	struct algo_check ac = { .b = b, .bad = -1 };
-	tc_sim_t *sim;
-	int ret = tc_sim_create(&sa, &sim);
+	const char *names[MAX_ALGOS];
+	int n = tc_coll_algos(b->o.coll == C_ALLTOALL ? TC_ALLTOALL : TC_ALLGATHER, names, MAX_ALGOS);
 
-	if (!ret) {
-		ret = tc_sim_launch(sim, algo_check_rank, &ac);
-		tc_sim_destroy(sim);
+	if (n < 0 || n > MAX_ALGOS)
+		die(4, "-a %s: listing the algorithms: %s", b->o.algo, n < 0 ? tc_last_error() : "too many");
+	for (int i = 0; i < b->nalgos; i++) {
+		int k = 0;
+
+		while (k < n && strcmp(b->algos[i], names[k]))
+			k++;
+		if (k == n && strcmp(b->algos[i], "auto"))
+			die(2, "-a %s: %s is no %s algorithm (see torus-sched --list --coll %s)", b->o.algo,
+			    b->algos[i], colls[b->o.coll]->name, colls[b->o.coll]->name);
 	}
-	if (ret)
-		die(4, "-a %s: checking the names: %s: %s", b->o.algo, tc_strerror(ret), tc_last_error());
-	if (ac.bad >= 0)
-		die(2, "-a %s: %s is no %s algorithm (see torus-sched --list --coll %s)", b->o.algo,
-		    b->algos[ac.bad], colls[b->o.coll]->name, colls[b->o.coll]->name);
 }
 
 /* -a: the algorithms to run, into b->algos (alltoall and allgather only). */
@@ -319,9 +276,11 @@ void parse_algos(struct bench *b)
 {
 	if (b->o.coll == C_ALLTOALL || b->o.coll == C_ALLGATHER) {
 		if (!strcmp(b->o.algo, "all")) {
-			if (list_algos(b))
-				die(4, "-a all: could not list the algorithms (torus-sched --list, next to torus-bench "
-				       "or on PATH)");
+			int err = list_algos(b);
+
+			if (err)
+				die(4, "-a all: could not list the algorithms: %s", err == -E2BIG ? "more than torus-bench "
+				    "takes" : tc_last_error());
 		} else {
 			/* one name or a comma-separated list, run in that order */
 			const char *p = b->o.algo, *end;
