@@ -53,10 +53,10 @@ include tests/sanitize/sanitize.mk
 check: deps
 	-@$(MAKE) -k --no-print-directory all
 	@rm -rf $(O)/results && mkdir -p $(O)/results
-	-@for s in unit tools lint vm verbs mpi cluster debug-warm; do \
+	-@for s in unit tools lint sanitize-quick vm verbs mpi cluster debug-warm; do \
 		$(MAKE) --no-print-directory check-$$s 2>&1 | tee $(O)/results/$${s%-warm}.log; \
 	 done
-	@tests/summarize --logs $(O)/results unit tools lint vm verbs mpi cluster debug
+	@tests/summarize --logs $(O)/results unit tools lint sanitize-quick vm verbs mpi cluster debug
 
 # demo: deps, a quiet build (build/demo/build.log), load torus.ko with a 4x4
 # torus (in a guest when this host cannot load modules), messages on every

@@ -9,12 +9,25 @@ SAN_TSAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
 # The simulator tests: the unit programs that run ranks as threads (tc_sim_launch).
 SAN_TSAN_TESTS := $(patsubst tests/unit/%.c,%,$(shell grep -l tc_sim_launch tests/unit/test_*.c))
 
-.PHONY: check-sanitize san-build san-build-tsan
+# check-sanitize-quick, the part of the lane make check runs (its budget
+# allows a few minutes here): ASan + UBSan over the library and the unit
+# programs of the collectives, communicators, sub-communicators, the core,
+# the direct and Calvin schedules, TSan over the collectives and the
+# sub-communicators (rank threads, nonblocking progress). docs/testing.md
+# gives both lanes' cost. Result: $(O)/results/sanitize-quick.
+SAN_QUICK_ASAN_TESTS := test_colls test_comm test_sub test_core test_direct test_calvin test_dev_handshake
+SAN_QUICK_TSAN_TESTS := test_colls test_sub
+
+.PHONY: check-sanitize check-sanitize-quick san-build san-build-tsan san-build-quick san-build-tsan-quick
 check-sanitize:
 	@tests/sanitize/run $(O)
+check-sanitize-quick:
+	@tests/sanitize/run $(O) quick
 
 # Built by tests/sanitize/run in a sub-make with O=$(O)/asan or $(O)/tsan
 # and the flags above; LIB_A, UNIT_BINS, ... are then that tree's.
-san-build: $(LIB_A) $(LIB_SO) $(UTIL_BINS) $(UNIT_BINS)
+san-build: $(LIB_A) $(LIB_SO) $(UTIL_BINS) $(UNIT_BINS) $(BENCH_CORRUPT)
 san-build-tsan: $(LIB_A) \
 	$(addprefix $(O)/tests/unit/,$(SAN_TSAN_TESTS))
+san-build-quick: $(LIB_A) $(addprefix $(O)/tests/unit/,$(SAN_QUICK_ASAN_TESTS))
+san-build-tsan-quick: $(LIB_A) $(addprefix $(O)/tests/unit/,$(SAN_QUICK_TSAN_TESTS))
