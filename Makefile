@@ -6,7 +6,8 @@
 # Each directory owns a fragment: lib/lib.mk, utils/utils.mk, kmod/kmod.mk,
 # tests/unit/unit.mk, tests/vm/vm.mk, tests/stress/stress.mk, tests/tools/tools.mk,
 # tests/lint/lint.mk,
-# examples/examples.mk, mpi/mpi.mk, tests/mpi/mpi.mk, tests/sanitize/sanitize.mk.
+# examples/examples.mk, mpi/mpi.mk, tests/mpi/mpi.mk, tests/sanitize/sanitize.mk,
+# tests/coverage/coverage.mk.
 #   make install    PREFIX (default /usr/local) and DESTDIR as usual; make uninstall
 
 CC ?= gcc
@@ -43,6 +44,7 @@ include tests/mpi/mpi.mk
 include tests/verbs/verbs.mk
 include tests/cluster/cluster.mk
 include tests/sanitize/sanitize.mk
+include tests/coverage/coverage.mk
 
 # check: every suite runs even if an earlier one fails; the last line sums them.
 # Each suite's output is kept in build/results/SUITE.log, and the failing test
