@@ -31,7 +31,7 @@ $(KSFT_HDRS):
 # library. A failed build leaves no stale program behind.
 VM_LIBFREE := $(filter $(O)/tests/vm/test_% $(O)/tests/vm/bench_% $(O)/tests/vm/demo_%,$(VM_BINS))
 # bench_allgather times tc_allgather: it links the library (added by ag-bench).
-VM_LIBFREE := $(filter-out $(O)/tests/vm/bench_allgather,$(VM_LIBFREE))
+VM_LIBFREE := $(filter-out $(O)/tests/vm/bench_allgather $(O)/tests/vm/bench_overlap,$(VM_LIBFREE))
 VM_EXPECT := $(O)/tests/vm/.expected
 all: $(VM_EXPECT)
 $(VM_LIBFREE): $(O)/tests/vm/%: tests/vm/%.c $(wildcard tests/vm/*.h) tests/unit/tbyte.h $(KSFT_HDRS) include/uapi/torus.h

@@ -80,6 +80,9 @@ struct record {
 	/* the path of one call (tc_coll_info), summed over the ranks, or -1: ranks that ran it
 	 * zero copy, and its messages by verbs protocol */
 	double zcopy_ranks, eager_sends, rdv_sends;
+	/* the last timed call (tc_coll_info), summed over the ranks, or -1: ranks
+	 * that ran it as one program on the device, and its device system calls */
+	double offl_ranks, posts, waits, regs;
 	double makespan;  /* virtual us per call (dev: the median of per-call makespans), or -1 */
 	double wall;	  /* dev: median per-call wall time, first rank in to last out, or -1 */
 	long long errors; /* wrong bytes (struct bench's bad) */

@@ -217,7 +217,7 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 	double t, v[3], g[3], bytes, factor;
 	/* summed over the ranks at the end: the call's path (tc_coll_info zero_copy,
 	 * eager_sends, rendezvous_sends) */
-	long long sums[3] = { 0 }, gsums[3];
+	long long sums[7] = { 0 }, gsums[7];
 
 	if (has_algo) {
 		ret = tc_comm_set_algo(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, algo);
@@ -234,6 +234,7 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 	r->predicted = -1;
 	r->model_us = -1;
 	r->zcopy_ranks = r->eager_sends = r->rdv_sends = -1;
+	r->offl_ranks = r->posts = r->waits = r->regs = -1;
 	r->tmed = -1;
 	r->makespan = -1;
 	r->wall = -1;
@@ -288,6 +289,16 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 			set_fail(b, rank, ret, colls[o->coll]->name);
 			goto out;
 		}
+		if (has_algo) {
+			struct tc_coll_info info = { .size = sizeof(info) };
+
+			if (!tc_coll_last(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, &info)) {
+				sums[3] = info.offloaded;
+				sums[4] = info.posts;
+				sums[5] = info.waits;
+				sums[6] = info.regs;
+			}
+		}
 		/* avg, min, max over ranks with the library's own allreduce */
 		v[0] = t;
 		ret = tc_allreduce(comm, v, g, 1, TC_DOUBLE, TC_SUM);
@@ -307,7 +318,7 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 		r->algbw = r->tavg > 0 ? bytes / r->tavg / 1e3 : 0;
 		r->busbw = r->algbw * factor;
 	}
-	ret = tc_allreduce(comm, sums, gsums, 3, TC_INT64, TC_SUM);
+	ret = tc_allreduce(comm, sums, gsums, 7, TC_INT64, TC_SUM);
 	if (ret) {
 		set_fail(b, rank, ret, "reducing the path");
 		goto out;
@@ -316,6 +327,10 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 		r->zcopy_ranks = gsums[0];
 		r->eager_sends = gsums[1];
 		r->rdv_sends = gsums[2];
+		r->offl_ranks = gsums[3];
+		r->posts = gsums[4];
+		r->waits = gsums[5];
+		r->regs = gsums[6];
 	}
 out:
 	free_bufs(&B);

@@ -93,6 +93,10 @@ void print_json(const struct bench *b, const char *transport)
 		json_field("zero_copy_ranks", r->zcopy_ranks);
 		json_field("eager_sends", r->eager_sends);
 		json_field("rendezvous_sends", r->rdv_sends);
+		json_field("offloaded_ranks", r->offl_ranks);
+		json_field("posts", r->posts);
+		json_field("waits", r->waits);
+		json_field("regs", r->regs);
 		json_field("wall_us", r->wall);
 		if (r->rounds > 1) {
 			printf(", \"rounds\": %d, \"round_min_us\": ", r->rounds);
