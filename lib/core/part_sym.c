@@ -31,8 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cost.h"
 #include "core/part.h"
 #include "core/part_sym.h"
+#include "core/verify.h"
 
 struct sym_entry {
 	const struct tc_algo *algo;
@@ -281,6 +283,16 @@ static int sym_items(const struct sym_entry *e, const struct tc_part *p, struct 
 	return err;
 }
 
+int tc_algo_translated(const struct tc_algo *algo, const struct tc_shape *sh)
+{
+	if (!algo->sym_mod[0])
+		return 0;
+	for (int d = 0; d < sh->ndims; d++)
+		if (!((sh->wrap_mask >> d) & 1) || algo->sym_mod[d] < 1 || sh->dims[d] % algo->sym_mod[d])
+			return 0;
+	return 1;
+}
+
 int tc_part_translate(struct tc_part *p, const struct tc_algo *algo, const int *mod, const char **why)
 {
 	struct sym_items it = { NULL, 0, 0 };
@@ -340,5 +352,193 @@ int tc_part_translate(struct tc_part *p, const struct tc_algo *algo, const int *
 		err = tc_part_finish(p, nsteps);
 	if (err)
 		*why = "building the node's part from the translation-invariant schedule failed";
+	return err;
+}
+
+/* One orbit of whole messages of a step: sent by the cell node u0 to dst. */
+struct sym_key {
+	int32_t u0, dst;
+	int8_t route[TC_MAX_DIMS];
+	uint32_t nblk;
+};
+
+static int sym_key_cmp(const void *x, const void *y)
+{
+	const struct sym_key *p = x, *q = y;
+
+	if (p->u0 != q->u0)
+		return p->u0 < q->u0 ? -1 : 1;
+	if (p->dst != q->dst)
+		return p->dst < q->dst ? -1 : 1;
+	return memcmp(p->route, q->route, sizeof(p->route));
+}
+
+/* The cell node of x's class (its coordinates mod the period). */
+static int sym_rep(const struct tc_shape *sh, const int *mod, int x, int *g)
+{
+	int c[TC_MAX_DIMS];
+
+	tc_shape_coords(sh, x, c);
+	for (int d = 0; d < sh->ndims; d++) {
+		g[d] = c[d] % mod[d] - c[d];
+		c[d] %= mod[d];
+	}
+	return tc_shape_node(sh, c);
+}
+
+/*
+ * Step st of the whole schedule, message headers only (no blocks): the
+ * restricted schedule's messages merged into orbits, then every orbit's
+ * translate from every node of its class, in the order of the senders.
+ */
+static int sym_whole_step(const struct sym_entry *e, uint32_t st, struct sym_key **keys, uint32_t *kcap,
+			  struct tc_msg **msgs, uint32_t *mcap, struct tc_step_view *view)
+{
+	const struct tc_sched *s = e->s;
+	const struct tc_shape *sh = &s->shape;
+	uint32_t lo = s->step_first[st], hi = s->step_first[st + 1], nk = 0, nm = 0, *first;
+	int g[TC_MAX_DIMS];
+
+	if (tc_grow((void **)keys, kcap, hi - lo + 1, sizeof(**keys), 64))
+		return -ENOMEM;
+	for (uint32_t i = lo; i < hi; i++) {
+		const struct tc_msg *m = &s->msgs[i];
+		struct sym_key *k = &(*keys)[nk++];
+
+		k->u0 = sym_rep(sh, e->mod, m->src, g);
+		k->dst = sym_move(sh, m->dst, g);
+		memcpy(k->route, m->route, sizeof(k->route));
+		k->nblk = m->nblk;
+	}
+	qsort(*keys, nk, sizeof(**keys), sym_key_cmp);
+	{
+		uint32_t w = 0;
+
+		for (uint32_t i = 0; i < nk; i++) {
+			if (w && !sym_key_cmp(&(*keys)[w - 1], &(*keys)[i]))
+				(*keys)[w - 1].nblk += (*keys)[i].nblk;
+			else
+				(*keys)[w++] = (*keys)[i];
+		}
+		nk = w;
+	}
+	first = calloc((size_t)sh->nodes + 1, sizeof(*first)); /* keys of cell node u: first[u]..first[u+1] */
+	if (!first)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nk; i++)
+		first[(*keys)[i].u0 + 1]++;
+	for (int u = 0; u < sh->nodes; u++)
+		first[u + 1] += first[u];
+	for (int n = 0; n < sh->nodes; n++) {
+		int u0 = sym_rep(sh, e->mod, n, g), back[TC_MAX_DIMS];
+
+		if (first[u0] == first[u0 + 1])
+			continue;
+		for (int d = 0; d < sh->ndims; d++)
+			back[d] = -g[d];
+		if (tc_grow((void **)msgs, mcap, nm + (first[u0 + 1] - first[u0]), sizeof(**msgs), 1024)) {
+			free(first);
+			return -ENOMEM;
+		}
+		for (uint32_t i = first[u0]; i < first[u0 + 1]; i++) {
+			struct tc_msg *m = &(*msgs)[nm++];
+			const struct sym_key *k = &(*keys)[i];
+
+			memset(m, 0, sizeof(*m));
+			m->src = n;
+			m->dst = sym_move(sh, k->dst, back);
+			memcpy(m->route, k->route, sizeof(m->route));
+			m->step = st;
+			m->nblk = k->nblk;
+			m->op = TC_MSG_COPY;
+		}
+	}
+	free(first);
+	view->step = st;
+	view->nmsgs = nm;
+	view->msgs = *msgs;
+	view->blks = NULL;
+	return 0;
+}
+
+int tc_sched_check_translated(const struct tc_algo *algo, const struct tc_shape *shape,
+			      const struct tc_cost_params *p, const size_t *sizes, int nsizes, double *time_us,
+			      struct tc_verify_report *r, struct tc_cost *cost, struct tc_sym_totals *tot,
+			      const char **why)
+{
+	struct tc_verify_report cell = { 0 };
+	struct tc_verify_state *v = NULL;
+	struct tc_cost_state *c = NULL;
+	struct sym_key *keys = NULL;
+	struct tc_msg *msgs = NULL;
+	uint32_t kcap = 0, mcap = 0;
+	const struct sym_entry *e;
+	struct tc_step_view view;
+	int err, cerr;
+
+	memset(r, 0, sizeof(*r));
+	memset(tot, 0, sizeof(*tot));
+	pthread_mutex_lock(&sym_lock);
+	if (!tc_algo_translated(algo, shape)) {
+		*why = "the algorithm has no translation period on this shape";
+		err = -EINVAL;
+		goto out;
+	}
+	e = sym_get(algo, shape, algo->sym_mod);
+	err = e->err;
+	if (err) {
+		*why = e->why;
+		goto out;
+	}
+	/* the blocks: every block of the cell's sources, replayed */
+	cerr = tc_verify(e->s, &cell);
+	if (cerr && cerr != -EPROTO) {
+		err = cerr;
+		*why = "verifying the cell's blocks failed";
+		goto out;
+	}
+	/* the links, loads and price: the whole schedule's messages */
+	err = tc_verify_begin_links(e->s, r, &v);
+	if (!err)
+		err = tc_cost_begin(e->s, p, sizes, nsizes, &c);
+	for (uint32_t st = 0; !err && st < e->s->nsteps; st++) {
+		err = sym_whole_step(e, st, &keys, &kcap, &msgs, &mcap, &view);
+		if (!err)
+			err = tc_verify_step(v, &view);
+		if (!err)
+			err = tc_cost_step(c, &view);
+		for (uint32_t i = 0; !err && i < view.nmsgs; i++)
+			tot->blks += view.msgs[i].nblk;
+		tot->msgs += err ? 0 : view.nmsgs;
+	}
+	if (err) {
+		*why = "checking the whole schedule's messages failed";
+		if (c)
+			tc_cost_end(c, NULL, NULL, NULL);
+		if (v)
+			tc_verify_end(v);
+		tc_verify_report_free(r);
+		goto out;
+	}
+	tot->steps = e->s->nsteps;
+	tot->cell_blks = e->s->nblks;
+	tot->cell_nodes = e->ncls;
+	tot->cite = e->s->cite;
+	tot->claims = e->s->claims;
+	err = tc_cost_end(c, e->s, time_us, cost);
+	cerr = tc_verify_end(v);
+	if (!cell.ok && r->ok) {
+		r->ok = 0;
+		memcpy(r->first_violation, cell.first_violation, sizeof(r->first_violation));
+	}
+	if (!err && !r->ok)
+		err = tc_err(-EPROTO, "%s", r->first_violation);
+	else if (!err)
+		err = cerr;
+out:
+	pthread_mutex_unlock(&sym_lock);
+	tc_verify_report_free(&cell);
+	free(keys);
+	free(msgs);
 	return err;
 }

@@ -16,4 +16,37 @@
  */
 int tc_part_translate(struct tc_part *p, const struct tc_algo *algo, const int *mod, const char **why);
 
+/* 1 if algo->sym_mod is set and divides every (wrapping) dimension of sh. */
+int tc_algo_translated(const struct tc_algo *algo, const struct tc_shape *sh);
+
+struct tc_cost_params;
+struct tc_cost;
+struct tc_verify_report;
+
+/* What tc_sched_check_translated saw of the whole schedule. */
+struct tc_sym_totals {
+	uint32_t steps;
+	uint64_t msgs, blks;	/* the whole schedule's messages and block moves */
+	uint64_t cell_blks;	/* block moves kept: the cell's sources' */
+	int cell_nodes;		/* sources in the cell */
+	const char *cite;	/* the schedule's, as in struct tc_sched */
+	unsigned int claims;
+};
+
+/*
+ * Verify and price algo's whole schedule on shape from its cell (algo's
+ * sym_mod, which must fit: tc_algo_translated), as tc_sched_check_streamed does from the whole build:
+ * every block of the cell's sources replayed (delivery, holding, shortest
+ * paths), the whole schedule's messages (the translates of the cell's,
+ * merged per step, sender, receiver and route, without their blocks)
+ * checked for links (loads into r, contention, one-port, one hop) and
+ * priced. The schedule checked is the one the parts of tc_part_translate
+ * make, so what runs is what was verified. 0, -EPROTO with
+ * r->first_violation, or another -errno with *why.
+ */
+int tc_sched_check_translated(const struct tc_algo *algo, const struct tc_shape *shape,
+			      const struct tc_cost_params *p, const size_t *sizes, int nsizes, double *time_us,
+			      struct tc_verify_report *r, struct tc_cost *cost, struct tc_sym_totals *tot,
+			      const char **why);
+
 #endif /* TC_PART_SYM_H */

@@ -200,6 +200,13 @@ struct tc_algo {
 	 * runtime cuts the part from the whole schedule (tc_part_get).
 	 */
 	int (*part)(struct tc_part *p, const char **why);
+	/*
+	 * Non-zero: the schedule commutes with the translations by multiples
+	 * of sym_mod[d] on every shape those divide (core/part_sym.h): a
+	 * node's part, and the whole schedule's verification and price, come
+	 * from the blocks of one cell of sources.
+	 */
+	int sym_mod[TC_MAX_DIMS];
 };
 /* Every block its own message straight to its destination: P(P-1) messages,
  * too many for the algorithm choice to build and price on large P. */

@@ -162,6 +162,10 @@ struct tc_verify_state {
 	int one_port;
 	/* alltoall */
 	struct a2a_state *bs;
+	/* a source-restricted schedule (src_mod): row of bs per kept origin, -1 none */
+	int32_t *row;
+	size_t nrows;
+	int links_only; /* tc_verify_begin_links: no block replay */
 	/* allgather: have[n] bitmap of blocks {o,p} (bit o*np+p) node n holds */
 	uint64_t *have;
 	uint8_t *dist;
@@ -255,18 +259,27 @@ struct a2a_state {
 #define TAG_HOPS(t) ((t) >> 24)
 #define TAG_MAX_STEPS 0xffffffu
 
-static int alltoall_begin(struct tc_verify_state *v)
+static int alltoall_begin(struct tc_verify_state *v, const struct tc_sched *s)
 {
 	const size_t N = v->shape.nodes;
 
-	v->bs = malloc(N * N * sizeof(*v->bs));
-	if (!v->bs)
+	/* every origin its row, or (source-restricted) only the kept ones */
+	v->row = malloc(N * sizeof(*v->row));
+	if (!v->row)
 		return -ENOMEM;
 	for (size_t o = 0; o < N; o++)
+		v->row[o] = tc_sched_src_kept(s, (int)o) ? (int32_t)v->nrows++ : -1;
+	v->bs = malloc(v->nrows * N * sizeof(*v->bs));
+	if (!v->bs)
+		return -ENOMEM;
+	for (size_t o = 0; o < N; o++) {
+		if (v->row[o] < 0)
+			continue;
 		for (size_t d = 0; d < N; d++) {
-			v->bs[o * N + d].node = (uint32_t)o;
-			v->bs[o * N + d].tag = 0;
+			v->bs[v->row[o] * N + d].node = (uint32_t)o;
+			v->bs[v->row[o] * N + d].tag = 0;
 		}
+	}
 	return 0;
 }
 
@@ -285,10 +298,19 @@ static void alltoall_step(struct tc_verify_state *v, const struct tc_step_view *
 
 		for (uint32_t k = 0; k < m->nblk; k++) {
 			const struct tc_blk *b = &sv->blks[m->blk_off + k];
-			struct a2a_state *e = &bs[(size_t)b->a * N + b->b];
-			int moved_now = TAG_STEP(e->tag) == st + 1;
-			uint32_t hops = TAG_HOPS(e->tag);
+			struct a2a_state *e;
+			int moved_now;
+			uint32_t hops;
 
+			if (v->row[b->a] < 0) {
+				violation(v, st, "step %u: message %d -> %d carries block {%d,%d}, whose origin is not built",
+					  st, m->src, m->dst, b->a, b->b);
+				v->data_failed = 1;
+				break;
+			}
+			e = &bs[(size_t)v->row[b->a] * N + b->b];
+			moved_now = TAG_STEP(e->tag) == st + 1;
+			hops = TAG_HOPS(e->tag);
 			if (b->a == b->b) {
 				violation(v, st, "step %u: message %d -> %d carries block {%d,%d}, which never moves",
 					  st, m->src, m->dst, b->a, b->b);
@@ -341,10 +363,10 @@ static void alltoall_end(struct tc_verify_state *v)
 	const size_t N = v->shape.nodes;
 
 	for (size_t o = 0; o < N && !v->data_failed; o++)
-		for (size_t d = 0; d < N; d++)
-			if (v->bs[o * N + d].node != d && o != d) {
+		for (size_t d = 0; d < N && v->row[o] >= 0; d++)
+			if (v->bs[v->row[o] * N + d].node != d && o != d) {
 				violation(v, UINT32_MAX, "end: block {%zu,%zu} is at node %u, not at its destination", o, d,
-					  v->bs[o * N + d].node);
+					  v->bs[v->row[o] * N + d].node);
 				v->data_failed = 1;
 				break;
 			}
@@ -458,6 +480,7 @@ static void state_free(struct tc_verify_state *v)
 	free(v->sendc);
 	free(v->recvc);
 	free(v->bs);
+	free(v->row);
 	free(v->have);
 	free(v->dist);
 	free(v);
@@ -473,7 +496,8 @@ static int verify_fail(struct tc_verify_state **out, struct tc_verify_report *r,
 	return tc_err(err, "%s: tc_verify: out of memory (%d nodes)", algo, nodes);
 }
 
-int tc_verify_begin(const struct tc_sched *s, struct tc_verify_report *r, struct tc_verify_state **out)
+static int verify_begin(const struct tc_sched *s, struct tc_verify_report *r, struct tc_verify_state **out,
+			int links_only)
 {
 	const struct tc_shape *sh;
 	struct tc_verify_state *v;
@@ -505,6 +529,7 @@ int tc_verify_begin(const struct tc_sched *s, struct tc_verify_report *r, struct
 	v->npackets = s->npackets;
 	v->r = r;
 	v->one_port = sh->one_port || (s->claims & TC_CLAIM_PERMUTATION);
+	v->links_only = links_only;
 	nlinks = (size_t)sh->nodes * 2 * sh->ndims;
 	r->link_blocks = calloc(nlinks, sizeof(*r->link_blocks));
 	r->link_msgs = calloc(nlinks, sizeof(*r->link_msgs));
@@ -521,14 +546,28 @@ int tc_verify_begin(const struct tc_sched *s, struct tc_verify_report *r, struct
 			return verify_fail(out, r, err, s->algo, sh->nodes);
 	}
 	err = 0;
+	if (links_only)
+		return 0;
+	if (s->src_mod[0] && s->coll != TC_ALLTOALL)
+		return verify_fail(out, r, -EOPNOTSUPP, s->algo, sh->nodes);
 	if (s->coll == TC_ALLTOALL)
-		err = alltoall_begin(v);
+		err = alltoall_begin(v, s);
 	else if (s->coll == TC_ALLGATHER)
 		err = allgather_begin(v);
 	/* other collectives: structure and claims only (their data checks live with them) */
 	if (err)
 		return verify_fail(out, r, err, s->algo, sh->nodes);
 	return 0;
+}
+
+int tc_verify_begin(const struct tc_sched *s, struct tc_verify_report *r, struct tc_verify_state **out)
+{
+	return verify_begin(s, r, out, 0);
+}
+
+int tc_verify_begin_links(const struct tc_sched *s, struct tc_verify_report *r, struct tc_verify_state **out)
+{
+	return verify_begin(s, r, out, 1);
 }
 
 int tc_verify_step(struct tc_verify_state *v, const struct tc_step_view *sv)
@@ -542,7 +581,7 @@ int tc_verify_step(struct tc_verify_state *v, const struct tc_step_view *sv)
 	v->started = 1;
 	v->last_step = sv->step;
 	check_links(v, sv);
-	if (v->data_failed)
+	if (v->data_failed || v->links_only)
 		return 0;
 	if (v->coll == TC_ALLTOALL)
 		alltoall_step(v, sv);

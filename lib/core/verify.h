@@ -33,5 +33,14 @@ struct tc_verify_state;
 int tc_verify_begin(const struct tc_sched *s, struct tc_verify_report *r, struct tc_verify_state **out);
 int tc_verify_step(struct tc_verify_state *v, const struct tc_step_view *st);
 int tc_verify_end(struct tc_verify_state *v);
+/*
+ * As tc_verify_begin, but the steps are checked for their links only (loads,
+ * contention, one-port, one hop), not for the blocks they carry: the whole
+ * schedule's messages of a translation-invariant schedule, whose blocks are
+ * checked on the cell's (core/part_sym.c). A source-restricted schedule
+ * (tc_sched_build_sources) given to tc_verify checks the blocks of its kept
+ * origins only (alltoall).
+ */
+int tc_verify_begin_links(const struct tc_sched *s, struct tc_verify_report *r, struct tc_verify_state **out);
 
 #endif /* TC_VERIFY_H */

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/part_sym.h"
 #include "select/select.h"
 
 /* Prices of one (collective, shape, size class, parameters). */
@@ -91,6 +92,15 @@ static void price(enum tc_coll_id coll, const struct tc_shape *shape, const stru
 		err = tc_sched_get(coll, a, shape, &s, &why);
 		if (!err)
 			err = tc_cost_eval_sizes(s, p, sizes, n, t, &cost);
+	} else if (tc_algo_translated(a, shape)) {
+		/* from the cell's blocks and the whole schedule's messages (core/part_sym.h) */
+		struct tc_sym_totals tot;
+
+		err = tc_sched_check_translated(a, shape, p, sizes, n, t, &r, &cost, &tot, &why);
+		if (err == -EPROTO)
+			snprintf(c->why, sizeof(c->why), "%s: schedule fails verification: %.150s", a->name,
+				 r.first_violation);
+		tc_verify_report_free(&r);
 	} else {
 		err = tc_sched_check_streamed(a, shape, p, sizes, n, t, &r, &cost, NULL, NULL, &why);
 		if (err == -EPROTO)

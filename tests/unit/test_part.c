@@ -8,7 +8,9 @@
  * and every node's part generated alone is identical to that node's part
  * cut from the whole schedule. Every receive of a generated part is then
  * found again in the sender's part generated for that one message
- * (tc_part_only), as the run-time check does. The algorithms that still take
+ * (tc_part_only), as the run-time check does. A translation-invariant
+ * schedule verified and priced from its cell gives what the whole one gives.
+ * The algorithms that still take
  * the fallback (whole schedule, cut) are listed.
  */
 #include <errno.h>
@@ -17,7 +19,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/cost.h"
 #include "core/part.h"
+#include "core/part_sym.h"
 #include "core/verify.h"
 #include "select/select.h"
 #include "tap.h"
@@ -69,6 +73,39 @@ static int check_nodes(const struct tc_algo *a, const struct tc_sched *s, char *
 	return 1;
 }
 
+/*
+ * A translation-invariant algorithm: its whole schedule verified and priced
+ * from the cell (tc_sched_check_translated) must give what the whole
+ * schedule gives: verdict, messages, block moves, every cost column.
+ */
+static void check_translated(const struct tc_algo *a, const struct tc_sched *s, const char *name)
+{
+	struct tc_cost_params p;
+	struct tc_verify_report r;
+	struct tc_cost whole, cell;
+	struct tc_sym_totals tot;
+	const char *why = NULL;
+	double t = 0;
+	int err, ok;
+
+	tc_cost_params_default(&p);
+	p.block_bytes = 64;
+	if (tc_cost_eval(s, &p, &whole)) {
+		tap_ok(0, "%s %s: pricing the whole schedule fails: %s", a->name, name, tc_last_error());
+		return;
+	}
+	err = tc_sched_check_translated(a, &s->shape, &p, &p.block_bytes, 1, &t, &r, &cell, &tot, &why);
+	ok = !err && r.ok && tot.msgs == s->nmsgs && tot.blks == s->nblks && tot.steps == s->nsteps &&
+	     cell.transmission_blocks == whole.transmission_blocks && cell.steps == whole.steps &&
+	     cell.lockstep_blocks == whole.lockstep_blocks && cell.max_link_blocks == whole.max_link_blocks &&
+	     t == whole.time_us;
+	tap_ok(ok, "%s %s: verified and priced from a cell of %d sources as whole (%d: %s; messages %llu/%u, block moves %llu/%u, transmission %g/%g, startups %u/%u, time %g/%g us)",
+	       a->name, name, tot.cell_nodes, err, err ? (err == -EPROTO ? r.first_violation : why) : "ok",
+	       (unsigned long long)tot.msgs, s->nmsgs, (unsigned long long)tot.blks, s->nblks,
+	       cell.transmission_blocks, whole.transmission_blocks, cell.steps, whole.steps, t, whole.time_us);
+	tc_verify_report_free(&r);
+}
+
 static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, const char *name, int *npoints)
 {
 	struct tc_verify_report r;
@@ -102,6 +139,8 @@ static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, cons
 
 		tap_ok(ok, "%s %s: verified whole; every node's part (%d) alone equals its cut and checks against its peers%s%s",
 		       a->name, name, sh->nodes, ok ? "" : ": ", ok ? "" : msg);
+		if (tc_algo_translated(a, sh))
+			check_translated(a, s, name);
 	}
 	tc_verify_report_free(&r);
 	tc_sched_free(s);

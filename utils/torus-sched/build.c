@@ -9,6 +9,9 @@
 
 #include "sched.h"
 
+/* Above this many nodes a translation-invariant schedule is checked from its cell. */
+#define TC_SCHED_TRANSLATE_NODES 1024
+
 static double now(void)
 {
 	struct timespec t;
@@ -101,6 +104,26 @@ void sched_choose(struct sched_opts *o, struct sched_result *r)
 	r->algo = r->choice.cand[r->choice.winner].algo;
 }
 
+static void sched_build_translated(const struct sched_opts *o, struct sched_result *r)
+{
+	const char *why = NULL;
+	double t0 = now();
+	int err;
+
+	err = tc_sched_check_translated(r->algo, &r->shape, &o->p, &o->p.block_bytes, 1, &r->cost.time_us, &r->rep,
+					&r->cost, &r->sym, &why);
+	r->t_verify = now() - t0;
+	if (err == -EOPNOTSUPP)
+		die(3, "%s", why ? why : "the algorithm does not support this shape");
+	if (err && err != -EPROTO)
+		die(4, "%s: build failed (%s): %s", r->algo->name, strerror(-err), why ? why : tc_last_error());
+	r->translated = 1;
+	r->s = tc_sched_new(&r->shape, r->algo->coll, r->algo->name, r->sym.cite, r->sym.claims);
+	if (!r->s)
+		die(4, "%s", tc_last_error());
+	r->s->nsteps = r->sym.steps;
+}
+
 /*
  * Build r->algo's schedule for r->shape, verify it (a violation is kept in
  * r->rep, not fatal) and price it with o->p. An unsupported shape exits 3,
@@ -112,6 +135,17 @@ void sched_build(const struct sched_opts *o, struct sched_result *r)
 	double t0;
 	int err;
 
+	/*
+	 * A translation-invariant schedule on a large shape: verified and
+	 * priced from the blocks of one cell of sources and the whole
+	 * schedule's messages, without its P^2 blocks (unless --run, --dump or
+	 * --links need them).
+	 */
+	if (r->shape.nodes > TC_SCHED_TRANSLATE_NODES && tc_algo_translated(r->algo, &r->shape) && !o->run &&
+	    !o->dump && !o->links) {
+		sched_build_translated(o, r);
+		return;
+	}
 	t0 = now();
 	err = r->algo->build(&r->shape, &r->s, &why);
 	r->t_build = now() - t0;

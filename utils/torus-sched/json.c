@@ -154,8 +154,12 @@ void sched_print_json(const struct sched_opts *o, const struct sched_result *r)
 	printf(",\"cite\":");
 	sched_json_str(s->cite);
 	print_shape(shape);
-	printf(",\"steps\":%u,\"messages\":%u,\"block_moves\":%u,\"npackets\":%d", s->nsteps, s->nmsgs, s->nblks,
-	       s->npackets);
+	printf(",\"steps\":%u,\"messages\":%llu,\"block_moves\":%llu,\"npackets\":%d", s->nsteps,
+	       (unsigned long long)(r->translated ? r->sym.msgs : s->nmsgs),
+	       (unsigned long long)(r->translated ? r->sym.blks : s->nblks), s->npackets);
+	if (r->translated)
+		printf(",\"translated\":{\"cell_sources\":%d,\"cell_block_moves\":%llu}", r->sym.cell_nodes,
+		       (unsigned long long)r->sym.cell_blks);
 	printf(",\"startups_critical_path\":%u,\"transmission_blocks\":%.6g,\"lockstep_blocks\":%.6g", c->steps,
 	       c->transmission_blocks, c->lockstep_blocks);
 	printf(",\"lower_bound_blocks\":%.6g,\"ratio\":%.6g,\"max_link_blocks\":%lld,\"rearranged_blocks\":%lld",

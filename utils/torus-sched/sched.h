@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "core/check.h"
+#include "core/part_sym.h"
 #include "core/sim_run.h"
 #include "select/select.h"
 
@@ -45,6 +46,10 @@ struct sched_result {
 	struct tc_verify_report rep;
 	struct tc_cost cost;
 	double t_build, t_verify; /* process CPU seconds */
+	/* verified and priced from a cell of sources (core/part_sym.h): s is a
+	 * shell with no messages, these are the whole schedule's counts */
+	int translated;
+	struct tc_sym_totals sym;
 	long bad;		  /* --run: wrong bytes, or -errno */
 	size_t checked;		  /* --run: bytes compared */
 	char run_why[200];	  /* --run: why it could not run (bad < 0) */

@@ -68,7 +68,11 @@ void sched_print_text(const struct sched_opts *o, const struct sched_result *r)
 
 	printf("%s %s on %s (%d nodes): %s\n", tc_coll_str(s->coll), r->algo->name, r->shape_str, r->shape.nodes,
 	       s->cite);
-	printf("  steps %u, messages %u, startups on the critical path %u\n", s->nsteps, s->nmsgs, c->steps);
+	if (r->translated)
+		printf("  steps %u, messages %llu, startups on the critical path %u\n", s->nsteps,
+		       (unsigned long long)r->sym.msgs, c->steps);
+	else
+		printf("  steps %u, messages %u, startups on the critical path %u\n", s->nsteps, s->nmsgs, c->steps);
 	printf("  transmission %.6g blocks (lockstep %.6g), lower bound %.6g, ratio %.3f\n", c->transmission_blocks,
 	       c->lockstep_blocks, c->lower_bound_blocks, c->ratio);
 	if (s->coll == TC_ALLGATHER)
@@ -80,8 +84,14 @@ void sched_print_text(const struct sched_opts *o, const struct sched_result *r)
 		       p->ts_us, p->tw_us_per_byte, p->rho_us_per_byte, p->hop_us, p->block_bytes);
 	if (o->explain)
 		sched_explain_text(&r->choice);
-	printf("  verified: %s%s%s (build %.3f ms, verify %.3f ms)\n", r->rep.ok ? "yes" : "NO", r->rep.ok ? "" : ": ",
-	       r->rep.first_violation, r->t_build * 1e3, r->t_verify * 1e3);
+	if (r->translated)
+		printf("  verified: %s%s%s (translation invariant: the blocks of a cell of %d sources, %llu block moves,\n"
+		       "  and the whole schedule's %llu messages; built, verified and priced in %.3f ms)\n",
+		       r->rep.ok ? "yes" : "NO", r->rep.ok ? "" : ": ", r->rep.first_violation, r->sym.cell_nodes,
+		       (unsigned long long)r->sym.cell_blks, (unsigned long long)r->sym.msgs, r->t_verify * 1e3);
+	else
+		printf("  verified: %s%s%s (build %.3f ms, verify %.3f ms)\n", r->rep.ok ? "yes" : "NO",
+		       r->rep.ok ? "" : ": ", r->rep.first_violation, r->t_build * 1e3, r->t_verify * 1e3);
 	if (o->run) {
 		if (r->bad < 0)
 			printf("  run: FAILED: %s\n", r->run_why);

@@ -73,9 +73,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
  */
 static int part(struct tc_part *p, const char **why)
 {
-	static const int mod[TC_MAX_DIMS] = { 2 };
-
-	return tc_part_translate(p, &tc_algo_ar, mod, why);
+	return tc_part_translate(p, &tc_algo_ar, tc_algo_ar.sym_mod, why);
 }
 
 const struct tc_algo tc_algo_ar = {
@@ -84,4 +82,5 @@ const struct tc_algo tc_algo_ar = {
 	.summary = "all-port ring complete exchange (Liu et al., All-Port Tori, Sec. III-A, Algorithm AR): ceil(p^2/8) blocks in p/2 steps",
 	.build = build,
 	.part = part,
+	.sym_mod = { 2 },
 };

@@ -236,9 +236,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
  */
 static int part(struct tc_part *p, const char **why)
 {
-	static const int mod[TC_MAX_DIMS] = { 4, 4 };
-
-	return tc_part_translate(p, &tc_algo_at2, mod, why);
+	return tc_part_translate(p, &tc_algo_at2, tc_algo_at2.sym_mod, why);
 }
 
 const struct tc_algo tc_algo_at2 = {
@@ -247,4 +245,5 @@ const struct tc_algo tc_algo_at2 = {
 	.summary = "all-port 2D torus complete exchange (Liu et al., All-Port Tori, Sec. IV, Algorithm AT2): r*c^2/8 blocks in c/2+2 steps",
 	.build = build,
 	.part = part,
+	.sym_mod = { 4, 4 },
 };
