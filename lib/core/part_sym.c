@@ -283,37 +283,40 @@ static int sym_items(const struct sym_entry *e, const struct tc_part *p, struct 
 	return err;
 }
 
-int tc_algo_translated(const struct tc_algo *algo, const struct tc_shape *sh)
+/*
+ * The period on sh: algo's where it divides a wrapping dimension, else the
+ * whole dimension (no translation there, always a symmetry). The cell's size.
+ */
+static int sym_eff_mod(const struct tc_algo *algo, const struct tc_shape *sh, int *mod)
 {
-	if (!algo->sym_mod[0])
-		return 0;
-	for (int d = 0; d < sh->ndims; d++)
-		if (!((sh->wrap_mask >> d) & 1) || algo->sym_mod[d] < 1 || sh->dims[d] % algo->sym_mod[d])
-			return 0;
-	return 1;
+	int cell = 1;
+
+	for (int d = 0; d < sh->ndims; d++) {
+		int m = algo->sym_mod[d];
+
+		mod[d] = ((sh->wrap_mask >> d) & 1) && m >= 1 && !(sh->dims[d] % m) ? m : sh->dims[d];
+		cell *= mod[d];
+	}
+	return cell;
 }
 
-int tc_part_translate(struct tc_part *p, const struct tc_algo *algo, const int *mod, const char **why)
+int tc_algo_translated(const struct tc_algo *algo, const struct tc_shape *sh)
+{
+	int mod[TC_MAX_DIMS];
+
+	/* worth it when the cell is at most a quarter of the nodes */
+	return algo->sym_mod[0] && 4 * sym_eff_mod(algo, sh, mod) <= sh->nodes;
+}
+
+int tc_part_translate(struct tc_part *p, const struct tc_algo *algo, const char **why)
 {
 	struct sym_items it = { NULL, 0, 0 };
 	const struct sym_entry *e;
+	int mod[TC_MAX_DIMS];
 	uint32_t nsteps = 0;
 	int err;
 
-	for (int d = 0; d < p->shape.ndims; d++) {
-		if (((p->shape.wrap_mask >> d) & 1) && mod[d] >= 1 && !(p->shape.dims[d] % mod[d]))
-			continue;
-		/* not periodic on this shape: the builder says why it refuses it */
-		struct tc_sched *s = NULL;
-
-		err = algo->build(&p->shape, &s, why);
-		tc_sched_free(s);
-		if (!err) {
-			*why = "the schedule has no translation period on this shape";
-			err = -EPROTO;
-		}
-		return err;
-	}
+	sym_eff_mod(algo, &p->shape, mod);
 	pthread_mutex_lock(&sym_lock);
 	e = sym_get(algo, &p->shape, mod);
 	err = e->err;
@@ -484,7 +487,10 @@ int tc_sched_check_translated(const struct tc_algo *algo, const struct tc_shape 
 		err = -EINVAL;
 		goto out;
 	}
-	e = sym_get(algo, shape, algo->sym_mod);
+	int mod[TC_MAX_DIMS];
+
+	sym_eff_mod(algo, shape, mod);
+	e = sym_get(algo, shape, mod);
 	err = e->err;
 	if (err) {
 		*why = e->why;

@@ -10,13 +10,14 @@
 
 /*
  * Generate p's node's part of algo's schedule, which must commute with the
- * translations by multiples of mod[d] in every dimension and support
+ * translations by multiples of algo->sym_mod[d] (in the dimensions it
+ * divides; the others keep their whole side in the cell) and support
  * tc_sched_build_sources. Sets p's cite, claims and npackets and finishes
  * it. 0, or the builder's -EOPNOTSUPP with *why, or another -errno.
  */
-int tc_part_translate(struct tc_part *p, const struct tc_algo *algo, const int *mod, const char **why);
+int tc_part_translate(struct tc_part *p, const struct tc_algo *algo, const char **why);
 
-/* 1 if algo->sym_mod is set and divides every (wrapping) dimension of sh. */
+/* 1 if algo->sym_mod is set and its cell on sh is at most a quarter of the nodes. */
 int tc_algo_translated(const struct tc_algo *algo, const struct tc_shape *sh);
 
 struct tc_cost_params;
@@ -35,7 +36,7 @@ struct tc_sym_totals {
 
 /*
  * Verify and price algo's whole schedule on shape from its cell (algo's
- * sym_mod, which must fit: tc_algo_translated), as tc_sched_check_streamed does from the whole build:
+ * sym_mod; worth it where tc_algo_translated), as tc_sched_check_streamed does from the whole build:
  * every block of the cell's sources replayed (delivery, holding, shortest
  * paths), the whole schedule's messages (the translates of the cell's,
  * merged per step, sender, receiver and route, without their blocks)

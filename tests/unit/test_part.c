@@ -42,6 +42,8 @@ static const struct shape_case more[] = {
 	{ "2x3x2x3", 0, 0 }, { "4x4x2x2", 0, 0 }, { "2x2x2x2", 0, 1 }, { "3x3x3x3", 0, 1 },
 	{ "2", 0, 0 },	     { "4", 0, 0 },	  { "6", 0, 0 },       { "7", 0, 0 },	    { "10", 0, 0 },
 	{ "16", 0, 0 },	     { "8", 1, 0 },	  { "8", 0, 1 },
+	/* mt3's period (6) below a whole side */
+	{ "12x6x6", 0, 1 },
 };
 
 /* Compare every node's generated part with its cut from s; local-check each receive. */
@@ -196,6 +198,9 @@ int main(void)
 		char name[64];
 		int npoints = 0;
 
+		/* TC_PART_ALGO=name: only that algorithm (for working on one) */
+		if (getenv("TC_PART_ALGO") && strcmp(getenv("TC_PART_ALGO"), a->name))
+			continue;
 		if (!a->part) {
 			size_t off = strlen(fall);
 

@@ -73,7 +73,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
  */
 static int part(struct tc_part *p, const char **why)
 {
-	return tc_part_translate(p, &tc_algo_ar, tc_algo_ar.sym_mod, why);
+	return tc_part_translate(p, &tc_algo_ar, why);
 }
 
 const struct tc_algo tc_algo_ar = {

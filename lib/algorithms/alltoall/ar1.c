@@ -20,6 +20,7 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/oneport.h"
+#include "core/part_sym.h"
 
 static int ar1_plan(const void *ctx, const struct tc_shape *shape, int o, int d, struct tc_op_hop *hops)
 {
@@ -46,9 +47,20 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			  tc_op_ar1_steps(shape->dims[0]), tc_op_ar1_max_hops(shape->dims[0]), ar1_plan, NULL, out);
 }
 
+/*
+ * Node n's part: every block's hops are its own (the one-port engine's plan),
+ * and the antipode splits by the sender's parity and the ring's steps alternate with it: translations by 2, so it comes from the blocks of one cell (core/part_sym.c).
+ */
+static int part(struct tc_part *p, const char **why)
+{
+	return tc_part_translate(p, &tc_algo_ar1, why);
+}
+
 const struct tc_algo tc_algo_ar1 = {
 	.name = "ar1",
 	.coll = TC_ALLTOALL,
 	.summary = "one-port ring, p even: ceil(p/4)+1 steps, floor(p^2/8)+p/2 blocks (Liu et al., Multidimensional Tori, Sec. 3, Algorithm AR1)",
 	.build = build,
+	.part = part,
+	.sym_mod = { 2 },
 };

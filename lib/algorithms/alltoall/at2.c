@@ -236,7 +236,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
  */
 static int part(struct tc_part *p, const char **why)
 {
-	return tc_part_translate(p, &tc_algo_at2, tc_algo_at2.sym_mod, why);
+	return tc_part_translate(p, &tc_algo_at2, why);
 }
 
 const struct tc_algo tc_algo_at2 = {

@@ -18,6 +18,7 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/oneport.h"
+#include "core/part_sym.h"
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
@@ -46,9 +47,20 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			  tc_op_mt_plan, &mt, out);
 }
 
+/*
+ * Node n's part: every block's hops are its own (the one-port engine's plan),
+ * and AR1 on the stride-2 rings of the odd/even partition, whose steps alternate with the logical index: translations by 4, so it comes from the blocks of one cell (core/part_sym.c).
+ */
+static int part(struct tc_part *p, const char **why)
+{
+	return tc_part_translate(p, &tc_algo_at2_1p, why);
+}
+
 const struct tc_algo tc_algo_at2_1p = {
 	.name = "at2-1p",
 	.coll = TC_ALLTOALL,
 	.summary = "one-port 2D torus, sides multiples of 4: 2*ceil(s/8)+4 steps (Liu et al., Multidimensional Tori, Sec. 4, Algorithm AT2)",
 	.build = build,
+	.part = part,
+	.sym_mod = { 4, 4 },
 };

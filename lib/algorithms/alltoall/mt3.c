@@ -19,6 +19,7 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/oneport.h"
+#include "core/part_sym.h"
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
@@ -41,9 +42,20 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			  tc_op_mt_nsteps(&mt), mt.max_hops, tc_op_mt_plan, &mt, out);
 }
 
+/*
+ * Node n's part: every block's hops are its own (the one-port engine's plan),
+ * and the group (sum of coordinates mod 3), the position in the 3-node sub-mesh and AR1's parity on the stride-3 rings: translations by 6, so it comes from the blocks of one cell (core/part_sym.c).
+ */
+static int part(struct tc_part *p, const char **why)
+{
+	return tc_part_translate(p, &tc_algo_mt3, why);
+}
+
 const struct tc_algo tc_algo_mt3 = {
 	.name = "mt3",
 	.coll = TC_ALLTOALL,
 	.summary = "one-port 3D torus, sides multiples of 6: 3*ceil(N1/12)+9 steps (Liu et al., Multidimensional Tori, Sec. 5.2, Algorithm MT3)",
 	.build = build,
+	.part = part,
+	.sym_mod = { 6, 6, 6 },
 };

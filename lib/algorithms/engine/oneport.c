@@ -110,6 +110,7 @@ struct op_emit {
 	int nsteps, max_hops;
 	tc_op_plan_fn plan;
 	const void *ctx;
+	struct tc_sched *s; /* the schedule being built */
 	int stride[TC_MAX_DIMS];
 	struct tc_op_hop *hops;
 	int *path;
@@ -160,7 +161,7 @@ static int op_emit_place(struct op_emit *e)
 	if (!e->blk)
 		return tc_err(-ENOMEM, "%s: out of memory for %zu block moves", e->algo, e->total);
 	for (int o = 0; o < nodes; o++) {
-		for (int d = 0; d < nodes; d++) {
+		for (int d = 0; d < nodes && tc_sched_src_kept(e->s, o); d++) {
 			int n, at = o;
 
 			if (d == o)
@@ -228,6 +229,11 @@ int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite,
 	e.stride[shape->ndims - 1] = 1;
 	for (int d = shape->ndims - 2; d >= 0; d--)
 		e.stride[d] = e.stride[d + 1] * shape->dims[d + 1];
+	/* first: a source-restricted build (tc_sched_build_sources) keeps some origins only */
+	s = tc_sched_new(shape, TC_ALLTOALL, algo, cite, claims);
+	if (!s)
+		return -ENOMEM;
+	e.s = s;
 	e.slot = calloc(e.nslots + 1, sizeof(*e.slot));
 	e.pos = calloc(e.nslots + 1, sizeof(*e.pos));
 	e.hops = calloc((size_t)max_hops + 1, sizeof(*e.hops));
@@ -236,15 +242,13 @@ int tc_op_emit(const struct tc_shape *shape, const char *algo, const char *cite,
 		err = tc_err(-ENOMEM, "%s: out of memory for %zu slots", algo, e.nslots);
 	/* Pass 1: who sends where in which step, and how many blocks. */
 	for (int o = 0; !err && o < shape->nodes; o++)
-		for (int d = 0; !err && d < shape->nodes; d++)
+		for (int d = 0; !err && d < shape->nodes && tc_sched_src_kept(s, o); d++)
 			if (d != o)
 				err = op_emit_slots(&e, o, d);
 	if (!err)
 		err = op_emit_place(&e);
-	if (!err) {
-		s = tc_sched_new(shape, TC_ALLTOALL, algo, cite, claims);
-		err = s ? op_emit_sched(&e, s) : -ENOMEM;
-	}
+	if (!err)
+		err = op_emit_sched(&e, s);
 	op_emit_free(&e);
 	if (err) {
 		tc_sched_free(s);
