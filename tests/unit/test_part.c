@@ -149,38 +149,56 @@ static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, cons
 }
 
 /*
- * The run-time check must fail: pairwise's part with one block of node 5's
- * receive in step 2 changed (what a generator bug on one side looks like).
+ * The run-time check must fail when one side's generator is wrong: the
+ * algorithm's part for bad_node with one block of one of its receives
+ * changed (the first receive in step 1 or later), refused naming the
+ * algorithm, that step and that peer.
  */
+static const struct tc_algo *bad_base;
+static int bad_node, bad_step, bad_peer;
+
 static int bad_part(struct tc_part *p, const char **why)
 {
-	int err = tc_algo_pairwise.part(p, why);
+	int err = bad_base->part(p, why);
 
-	if (!err && p->node == 5)
+	if (!err && p->node == bad_node)
 		for (uint32_t k = 0; k < p->nmsgs; k++)
-			if (p->msgs[k].step == 2 && p->msgs[k].dst == 5)
-				p->blks[p->msgs[k].blk_off].a ^= 1;
+			if (p->msgs[k].dst == bad_node && p->msgs[k].step >= 1 && p->msgs[k].nblk) {
+				struct tc_blk *b = &p->blks[p->msgs[k].blk_off];
+
+				b->a = (b->a + 1) % p->shape.nodes;
+				bad_step = (int)p->msgs[k].step;
+				bad_peer = p->msgs[k].src;
+				break;
+			}
 	return err;
 }
 
-static void check_detects(void)
+static void check_detects(const struct tc_algo *a, const char *dims, int node)
 {
-	const struct tc_algo bad = { .name = "pairwise", .coll = TC_ALLTOALL, .summary = "test",
-				     .build = tc_algo_pairwise.build, .part = bad_part };
+	const struct tc_algo bad = { .name = a->name, .coll = a->coll, .summary = "test", .build = a->build,
+				     .part = bad_part };
+	char step[32], peer[32];
 	struct tc_shape sh;
 	struct tc_part *p = NULL;
 	const char *why = NULL;
 	int err;
 
-	tc_shape_parse(&sh, "4x4", 0, 0);
-	err = tc_part_build(TC_ALLTOALL, &bad, &sh, 4, &p, &why);
-	tap_ok(!err, "run-time check: an unchanged part (node 4) passes");
+	bad_base = a;
+	bad_node = node;
+	bad_step = bad_peer = -1;
+	tc_shape_parse(&sh, dims, 0, 0);
+	err = tc_part_build(a->coll, &bad, &sh, node - 1, &p, &why);
+	tap_ok(!err, "run-time check: %s %s: an unchanged part (node %d) passes (%d: %s)", a->name, dims, node - 1, err,
+	       why ? why : "");
 	tc_part_free(p);
 	p = NULL;
-	err = tc_part_build(TC_ALLTOALL, &bad, &sh, 5, &p, &why);
-	tap_ok(err == -EPROTO && why && strstr(why, "pairwise") && strstr(why, "step 2") && strstr(why, "peer 2"),
-	       "run-time check: node 5's receive in step 2 with a wrong block is refused naming algorithm, step and peer (%d: %s)",
-	       err, why ? why : "");
+	err = tc_part_build(a->coll, &bad, &sh, node, &p, &why);
+	snprintf(step, sizeof(step), "step %d", bad_step);
+	snprintf(peer, sizeof(peer), "peer %d", bad_peer);
+	tap_ok(bad_step >= 0 && err == -EPROTO && why && strstr(why, a->name) && strstr(why, step) && strstr(why, peer),
+	       "run-time check: %s %s: node %d's receive in step %d from %d with a wrong block is refused naming algorithm, step and peer (%d: %s)",
+	       a->name, dims, node, bad_step, bad_peer, err, why ? why : "");
 	tc_part_free(p);
 }
 
@@ -191,7 +209,8 @@ int main(void)
 	char fall[1024] = "";
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	check_detects();
+	check_detects(&tc_algo_pairwise, "4x4", 5);
+	check_detects(&tc_algo_saad_schultz, "4x6", 5);
 	for (int i = 0; tc_algos[i]; i++) {
 		const struct tc_algo *a = tc_algos[i];
 		struct tc_shape sh;
