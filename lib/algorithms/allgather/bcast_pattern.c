@@ -38,10 +38,15 @@
  * four-way split is uneven: 1.0x to 1.25x of ceil((rc-1)/4) on 3..16 sides.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/algos.h"
+#include "core/part.h"
+
+#define BP_CITE "All-to-All Communication slides, Broadcast Pattern (cases 1-3, torus additional check), Thm 2-3, Cor 1-2"
+#define BP_CLAIMS (TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP)
 
 static int bp_u(int x)
 {
@@ -272,15 +277,9 @@ out:
 	return best;
 }
 
-static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+/* 0 if the pattern runs on shape, else -EOPNOTSUPP with *why; *diam: its steps. */
+static int bp_shape(const struct tc_shape *shape, int *diam, const char **why)
 {
-	const int n0 = shape->dims[0], n1 = shape->ndims == 2 ? shape->dims[1] : 0;
-	struct bp_bucket bk = { 0 };
-	struct tc_sched *s = NULL;
-	int diam = 0, variant;
-	size_t nkeys;
-	int err = 0;
-
 	if (shape->ndims != 2) {
 		*why = "bcast-pattern: the broadcast pattern is defined for 2D meshes and tori only";
 		return -EOPNOTSUPP;
@@ -289,7 +288,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "bcast-pattern: needs all-port nodes (a node relays to up to four neighbours per step)";
 		return -EOPNOTSUPP;
 	}
-	if (n0 < 2 || n1 < 2) {
+	if (shape->dims[0] < 2 || shape->dims[1] < 2) {
 		*why = "bcast-pattern: each side must be at least 2";
 		return -EOPNOTSUPP;
 	}
@@ -298,9 +297,23 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			*why = "bcast-pattern: a wrapping side must be at least 3";
 			return -EOPNOTSUPP;
 		}
-
+	*diam = 0;
 	for (int d = 0; d < 2; d++)
-		diam += (shape->wrap_mask & (1u << d)) ? shape->dims[d] / 2 : shape->dims[d] - 1;
+		*diam += (shape->wrap_mask & (1u << d)) ? shape->dims[d] / 2 : shape->dims[d] - 1;
+	return 0;
+}
+
+static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	struct bp_bucket bk = { 0 };
+	struct tc_sched *s = NULL;
+	int diam = 0, variant;
+	size_t nkeys;
+	int err;
+
+	err = bp_shape(shape, &diam, why);
+	if (err)
+		return err;
 	variant = bp_best_variant(shape, diam);
 	bk.nodes = shape->nodes;
 	nkeys = bp_key(shape->nodes, diam + 1, 0, 0);
@@ -318,9 +331,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	bp_walk(shape, variant, bp_bucket_place, &bk);
 	/* place advanced first[k] to the end of bucket k: the start of k is first[k-1] now */
 
-	s = tc_sched_new(shape, TC_ALLGATHER, "bcast-pattern",
-			 "All-to-All Communication slides, Broadcast Pattern (cases 1-3, torus additional check), Thm 2-3, Cor 1-2",
-			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP);
+	s = tc_sched_new(shape, TC_ALLGATHER, "bcast-pattern", BP_CITE, BP_CLAIMS);
 	if (!s) {
 		err = -ENOMEM;
 		goto out;
@@ -353,9 +364,234 @@ out:
 	return tc_sched_done(s, err, out, why, "bcast-pattern: building the schedule failed");
 }
 
+/*
+ * The tie-breaking variant of a shape (bp_best_variant walks every tree up
+ * to 400 nodes), found once per shape and kept for the process.
+ */
+struct bp_cache {
+	struct bp_cache *next;
+	struct tc_shape shape;
+	int variant;
+};
+
+static pthread_mutex_t bp_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bp_cache *bp_head; /* protected by bp_lock; entries never freed or changed */
+
+static int bp_variant(const struct tc_shape *sh, int diam)
+{
+	struct bp_cache *c;
+	int v;
+
+	pthread_mutex_lock(&bp_lock);
+	for (c = bp_head; c; c = c->next)
+		if (tc_shape_equal(&c->shape, sh))
+			break;
+	if (!c) {
+		v = bp_best_variant(sh, diam);
+		c = calloc(1, sizeof(*c));
+		if (c) {
+			c->shape = *sh;
+			c->variant = v;
+			c->next = bp_head;
+			bp_head = c;
+		}
+	} else {
+		v = c->variant;
+	}
+	pthread_mutex_unlock(&bp_lock);
+	return v;
+}
+
+/* One block node v sends (kind 0) or receives (kind 1) in step on port (v's port, either way). */
+struct bp_ent {
+	uint32_t key; /* (step * 2 + kind) * 4 + port */
+	int32_t origin;
+};
+
+struct bp_node {
+	const struct tc_shape *sh;
+	int variant, v, vc[2];
+	struct bp_ent *e;
+	size_t n, cap;
+};
+
+static int bp_add(struct bp_node *b, uint32_t step, int kind, int port, int origin)
+{
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		struct bp_ent *e = realloc(b->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		b->e = e;
+		b->cap = cap;
+	}
+	b->e[b->n].key = (step * 2 + kind) * 4 + port;
+	b->e[b->n].origin = origin;
+	b->n++;
+	return 0;
+}
+
+static int bp_inbox(const int *off, const int *lo, const int *hi)
+{
+	return off[0] >= lo[0] && off[0] <= hi[0] && off[1] >= lo[1] && off[1] <= hi[1];
+}
+
+/*
+ * Origin o's message at node v (offset off from o, in o's box): what v relays
+ * (its children in the box), and unless v is o, the one neighbour whose
+ * children include v (the tree's parent), which v receives it from.
+ */
+static int bp_origin(struct bp_node *b, int o, int want_recv)
+{
+	const struct tc_shape *sh = b->sh;
+	int oc[2], lo[2], hi[2], off[2], ch[4][2], nch, err;
+	uint32_t step;
+
+	tc_shape_coords(sh, o, oc);
+	for (int d = 0; d < 2; d++) {
+		int n = sh->dims[d];
+
+		bp_box(sh, d, oc, b->variant, &lo[d], &hi[d]);
+		off[d] = b->vc[d] - oc[d];
+		if (sh->wrap_mask & (1u << d)) {
+			off[d] = ((off[d] - lo[d]) % n + n) % n + lo[d];
+		}
+	}
+	step = (uint32_t)(abs(off[0]) + abs(off[1]));
+	nch = bp_children(off[0], off[1], ch);
+	for (int k = 0; k < nch; k++) {
+		int c[2] = { off[0] + ch[k][0], off[1] + ch[k][1] };
+
+		if (!bp_inbox(c, lo, hi))
+			continue;
+		err = bp_add(b, step, 0, ch[k][0] ? bp_port(0, ch[k][0]) : bp_port(1, ch[k][1]), o);
+		if (err)
+			return err;
+	}
+	if (!want_recv || !step)
+		return 0;
+	for (int d = 0; d < 2; d++)
+		for (int h = -1; h <= 1; h += 2) {
+			int u[2] = { off[0], off[1] };
+
+			u[d] -= h;
+			if (!bp_inbox(u, lo, hi))
+				continue;
+			nch = bp_children(u[0], u[1], ch);
+			for (int k = 0; k < nch; k++)
+				if (ch[k][d] == h && !ch[k][!d])
+					/* from the neighbour on v's port against h */
+					return bp_add(b, step - 1, 1, bp_port(d, -h), o);
+		}
+	return tc_err(-EPROTO, "bcast-pattern: node %d: no parent for origin %d", b->v, o);
+}
+
+static int bp_ent_cmp(const void *x, const void *y)
+{
+	const struct bp_ent *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->origin - b->origin;
+}
+
+/*
+ * Node v's part: for every origin, v's offset from it in its box gives what v
+ * relays and whom it receives it from (bp_origin): O(P) blocks, the node's
+ * own traffic. Asked for one step's send to one peer (the local check), only
+ * the origins at that distance from v are visited: O(sides).
+ */
+static int part(struct tc_part *pt, const char **why)
+{
+	const struct tc_shape *sh = &pt->shape;
+	struct bp_node b = { .sh = sh, .v = pt->node };
+	int64_t only = tc_part_only_step(pt);
+	int diam, err;
+
+	err = bp_shape(sh, &diam, why);
+	if (err)
+		return err;
+	pt->cite = BP_CITE;
+	pt->claims = BP_CLAIMS;
+	b.variant = bp_variant(sh, diam);
+	tc_shape_coords(sh, b.v, b.vc);
+	if (only < 0) {
+		for (int o = 0; o < sh->nodes && !err; o++)
+			err = bp_origin(&b, o, 1);
+	} else if (only < diam) {
+		/* origins o = v - e with |e| = only, each once (its own box decides) */
+		int r0 = sh->dims[0] - 1, st = (int)only;
+
+		for (int e0 = -r0; e0 <= r0 && !err; e0++) {
+			int e1 = st - abs(e0);
+
+			if (e1 < 0 || e1 > sh->dims[1] - 1)
+				continue;
+			for (int sg = 1; sg >= -1 && !err; sg -= 2) {
+				int oc[2] = { b.vc[0] - e0, b.vc[1] - sg * e1 }, lo[2], hi[2], e[2] = { e0, sg * e1 };
+				int ok = 1;
+
+				if (sg < 0 && !e1)
+					break;
+				for (int d = 0; d < 2; d++) {
+					int n = sh->dims[d];
+
+					if (sh->wrap_mask & (1u << d))
+						oc[d] = (oc[d] % n + n) % n;
+					ok &= oc[d] >= 0 && oc[d] < n;
+				}
+				if (!ok)
+					continue;
+				for (int d = 0; d < 2; d++)
+					bp_box(sh, d, oc, b.variant, &lo[d], &hi[d]);
+				if (bp_inbox(e, lo, hi))
+					err = bp_add(&b, 0, 0, 0, oc[0] * sh->dims[1] + oc[1]);
+			}
+		}
+		/* those origins, now with what v relays of them */
+		for (size_t i = 0, n = b.n; i < n && !err; i++) {
+			int o = b.e[i].origin;
+
+			b.e[i].key = UINT32_MAX;
+			err = bp_origin(&b, o, 0);
+		}
+	}
+	if (!err)
+		qsort(b.e, b.n, sizeof(*b.e), bp_ent_cmp);
+	for (size_t i = 0; i < b.n && !err && b.e[i].key != UINT32_MAX; i++) {
+		uint32_t key = b.e[i].key, step = key / 8;
+		int kind = (key / 4) & 1, port = key & 3;
+		int peer = tc_shape_neighbor(sh, b.v, port);
+		int8_t route[TC_MAX_DIMS] = { 0 };
+
+		if (i && key == b.e[i - 1].key) {
+			err = tc_part_blk(pt, b.e[i].origin, 0);
+			continue;
+		}
+		/* the hop of the message: v's port, or the sender's port towards v */
+		route[port / 2] = (port & 1) ? -1 : 1;
+		if (kind)
+			route[port / 2] = (int8_t)-route[port / 2];
+		err = tc_part_at(pt, step);
+		if (!err)
+			err = kind ? tc_part_msg(pt, peer, b.v, route) : tc_part_msg(pt, b.v, peer, route);
+		if (!err)
+			err = tc_part_blk(pt, b.e[i].origin, 0);
+	}
+	free(b.e);
+	/* the whole schedule's last step (relays from the farthest nodes) is empty */
+	if (!err)
+		err = tc_part_finish(pt, diam);
+	if (err)
+		*why = "bcast-pattern: building the node's part failed";
+	return err;
+}
+
 const struct tc_algo tc_algo_bcast_pattern = {
 	.name = "bcast-pattern",
 	.coll = TC_ALLGATHER,
 	.summary = "broadcast pattern, all-port 2D mesh/torus (All-to-All Communication slides)",
 	.build = build,
+	.part = part,
 };
