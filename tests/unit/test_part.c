@@ -212,6 +212,7 @@ int main(void)
 	check_detects(&tc_algo_pairwise, "4x4", 5);
 	check_detects(&tc_algo_saad_schultz, "4x6", 5);
 	check_detects(&tc_algo_bcast_pattern, "4x6", 5);
+	check_detects(&tc_algo_calvin, "9x9", 5);
 	for (int i = 0; tc_algos[i]; i++) {
 		const struct tc_algo *a = tc_algos[i];
 		struct tc_shape sh;

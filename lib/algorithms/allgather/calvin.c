@@ -50,11 +50,17 @@
 #include <stdlib.h>
 
 #include "algorithms/algos.h"
+#include "core/part.h"
 
 #define CPT_MAX_FACTORS 32
+#define CPT_CITE \
+	"Calvin, Perennes, Trystram, All-to-all broadcast in torus with wormhole-like routing, recursive algorithm (All-to-All Communication slides, Comparisons)"
 
+/* The whole schedule (s), or one node's part (pt: only its sends and the sends to it). */
 struct cpt_ctx {
 	struct tc_sched *s;
+	struct tc_part *pt;
+	uint32_t step; /* part: the current step */
 	int n;
 	int32_t *w; /* offsets (d0, d1) whose blocks a node holds, relative to it */
 	int nw;
@@ -75,6 +81,12 @@ static int cpt_send(struct cpt_ctx *cx, int p, int dir, int back, int v0, int v1
 	int8_t route[TC_MAX_DIMS] = { (int8_t)(dir * v0), (int8_t)(dir * v1) };
 	int err;
 
+	if (cx->pt) {
+		err = tc_part_msg(cx->pt, p, cpt_node(n, c0 + dir * v0, c1 + dir * v1), route);
+		for (int k = 0; k < cx->nw && !err; k++)
+			err = tc_part_blk(cx->pt, cpt_node(n, b0 + cx->w[2 * k], b1 + cx->w[2 * k + 1]), 0);
+		return err;
+	}
 	err = tc_sched_msg(cx->s, p, cpt_node(n, c0 + dir * v0, c1 + dir * v1), route);
 	for (int k = 0; k < cx->nw && err >= 0; k++)
 		err = tc_sched_blk(cx->s, cpt_node(n, b0 + cx->w[2 * k], b1 + cx->w[2 * k + 1]), 0);
@@ -95,6 +107,23 @@ static int cpt_step(struct cpt_ctx *cx, int back, int v0, int v1)
 	const int n = cx->n;
 	int err = 0;
 
+	if (cx->pt) {
+		/* the node's two sends, and the two it receives: from p - v going +, from p + v going - */
+		const int p = cx->pt->node, c0 = p / n, c1 = p % n;
+
+		if (!tc_part_wants(cx->pt, cx->step))
+			return 0;
+		err = tc_part_at(cx->pt, cx->step);
+		if (!err)
+			err = cpt_send(cx, p, 1, back, v0, v1);
+		if (!err)
+			err = cpt_send(cx, p, -1, back, v0, v1);
+		if (!err && tc_part_only_peer(cx->pt) < 0)
+			err = cpt_send(cx, cpt_node(n, c0 - v0, c1 - v1), 1, back, v0, v1);
+		if (!err && tc_part_only_peer(cx->pt) < 0)
+			err = cpt_send(cx, cpt_node(n, c0 + v0, c1 + v1), -1, back, v0, v1);
+		return err;
+	}
 	for (int col = 0; col < v0 && !err; col++)
 		for (int p = 0; p < n * n && !err; p++) {
 			if ((p / n + p % n) % v0 != col)
@@ -114,11 +143,12 @@ static int cpt_ring(struct cpt_ctx *cx, int g, int v0, int v1)
 	int err, k = cx->nw;
 
 	for (int st = 1; st <= half; st++) {
-		err = tc_sched_step(cx->s);
+		err = cx->pt ? 0 : tc_sched_step(cx->s);
 		if (err >= 0)
 			err = cpt_step(cx, st - 1, v0, v1);
 		if (err < 0)
 			return err;
+		cx->step++;
 	}
 	w = realloc(cx->w, (size_t)cx->nw * g * 2 * sizeof(*w));
 	if (!w)
@@ -203,9 +233,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	if (err)
 		return err;
 	cx.n = shape->dims[0];
-	cx.s = tc_sched_new(shape, TC_ALLGATHER, "calvin",
-			    "Calvin, Perennes, Trystram, All-to-all broadcast in torus with wormhole-like routing, recursive algorithm (All-to-All Communication slides, Comparisons)",
-			    nf == 1 ? TC_CLAIM_CONTENTION_FREE : 0);
+	cx.s = tc_sched_new(shape, TC_ALLGATHER, "calvin", CPT_CITE, nf == 1 ? TC_CLAIM_CONTENTION_FREE : 0);
 	cx.w = calloc(2, sizeof(*cx.w));
 	cx.nw = 1;
 	err = cx.s && cx.w ? 0 : -ENOMEM;
@@ -222,9 +250,51 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	return tc_sched_done(cx.s, err, out, why, "calvin: building the schedule failed");
 }
 
+/*
+ * Node p's part: the same rings, every step only p's two sends and the two
+ * sends that reach it (from p - v and p + v). The set a message carries
+ * grows as in the whole build (g-fold per ring of g nodes): what the node
+ * itself sends and receives, in four messages per step.
+ */
+static int part(struct tc_part *pt, const char **why)
+{
+	const struct tc_shape *shape = &pt->shape;
+	struct cpt_ctx cx = { .pt = pt };
+	int f[CPT_MAX_FACTORS], nf, stride, err;
+
+	if (shape->ndims < 1 || shape->ndims > TC_MAX_DIMS || shape->nodes < 2) {
+		*why = "calvin: shape not initialised by tc_shape_init";
+		return -EINVAL;
+	}
+	err = cpt_shape_ok(shape, f, &nf, why);
+	if (err)
+		return err;
+	pt->cite = CPT_CITE;
+	pt->claims = nf == 1 ? TC_CLAIM_CONTENTION_FREE : 0;
+	cx.n = shape->dims[0];
+	cx.w = calloc(2, sizeof(*cx.w));
+	cx.nw = 1;
+	err = cx.w ? 0 : -ENOMEM;
+	for (int i = nf - 1; i >= 0 && !err; i--) {
+		stride = 1;
+		for (int l = 0; l < i; l++)
+			stride *= f[l];
+		err = cpt_ring(&cx, f[i], stride, stride);
+		if (!err)
+			err = cpt_ring(&cx, f[i], stride, 0);
+	}
+	free(cx.w);
+	if (!err)
+		err = tc_part_finish(pt, cx.step);
+	if (err)
+		*why = "calvin: building the node's part failed";
+	return err;
+}
+
 const struct tc_algo tc_algo_calvin = {
 	.name = "calvin",
 	.coll = TC_ALLGATHER,
 	.summary = "recursive all-to-all broadcast, odd n x n torus, 2 log5(n^2) steps on n = 5^j (Calvin, Perennes, Trystram)",
 	.build = build,
+	.part = part,
 };
