@@ -9,6 +9,8 @@
  * An algorithm that can (struct tc_algo.part) generates the part directly,
  * in time and memory proportional to the node's own traffic; any other is
  * built whole, verified and cut (tc_part_extract: the fallback, counted).
+ * A generator that covers only some of its algorithm's shapes returns
+ * TC_PART_WHOLE on the others, which then take the same fallback.
  *
  * A finished part is canonical, so a part generated alone and the part cut
  * from the whole schedule compare equal exactly when they mean the same:
@@ -57,6 +59,9 @@ struct tc_part {
 	int dropped;	   /* the last message was filtered out: drop its blocks too */
 	int finished;
 };
+
+/* A part generator's answer: this shape's part is cut from the whole schedule. */
+#define TC_PART_WHOLE 1
 
 /* Building. All 0 or a negative errno with tc_err() set. */
 struct tc_part *tc_part_new(const struct tc_shape *shape, enum tc_coll_id coll, const char *algo, const char *cite,

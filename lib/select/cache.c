@@ -208,6 +208,10 @@ int tc_part_check(const struct tc_algo *algo, const struct tc_part *p, char *why
 			}
 			tc_part_only(q, m->step, n);
 			err = algo->part(q, &w);
+			if (err == TC_PART_WHOLE) {
+				w = "the generator builds this node's part but not its peer's";
+				err = -EPROTO;
+			}
 			if (err) {
 				snprintf(why, len, "%s: node %d, step %u: generating peer %d's send failed: %s", algo->name, n,
 					 m->step, m->src, w ? w : tc_last_error());
@@ -259,18 +263,19 @@ int tc_part_build(enum tc_coll_id coll, const struct tc_algo *algo, const struct
 	int err;
 
 	*why = NULL;
-	if (!algo->part) {
+	p = algo->part ? tc_part_new(shape, coll, algo->name, NULL, 0, node) : NULL;
+	if (algo->part && !p)
+		return -ENOMEM;
+	err = p ? algo->part(p, why) : TC_PART_WHOLE;
+	if (err == TC_PART_WHOLE) {
 		/* the fallback: the whole schedule, verified, then cut */
+		tc_part_free(p);
 		err = tc_sched_get(coll, algo, shape, &s, why);
 		if (err)
 			return err;
 		__atomic_add_fetch(&tc_part_nfallback, 1, __ATOMIC_RELAXED);
 		return tc_part_extract(s, node, out);
 	}
-	p = tc_part_new(shape, coll, algo->name, NULL, 0, node);
-	if (!p)
-		return -ENOMEM;
-	err = algo->part(p, why);
 	if (!err && (!p->act_first || p->coll != coll || strcmp(p->algo, algo->name))) {
 		*why = "part generator returned no finished part of this collective and algorithm";
 		err = -EPROTO;

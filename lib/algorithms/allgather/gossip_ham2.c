@@ -32,10 +32,12 @@
  * choice between full and partial cycles, and the descriptor.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/algos.h"
+#include "core/part.h"
 #include "algorithms/engine/gossip.h"
 #include "algorithms/engine/ham_decomp.h"
 
@@ -94,18 +96,11 @@ static int ham2_rule(const void *ctx, int node, int in_port)
 	return ham2_phys(x, lq);
 }
 
-static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
-{
-	struct ham2_ctx x = { .sh = shape };
-	struct tc_gossip_spec spec = {
-		.algo = "gossip-ham2",
-		.cite = "Meyer and Sibeyn, Sec. 2, Theorem 1 (zigzag Hamiltonian cycles, 2 packets)",
-		.npackets = 2,
-		.want_cycles = 2,
-		.rule = ham2_rule,
-		.ctx = &x,
-	};
+#define HAM2_CITE_EVEN "Meyer and Sibeyn, Sec. 2, Theorem 1 (zigzag Hamiltonian cycles, 2 packets)"
 
+/* The shapes gossip-ham2 runs on at all: 0, or -EOPNOTSUPP with *why. */
+static int ham2_shape(const struct tc_shape *shape, const char **why)
+{
 	if (shape->ndims != 2 || shape->wrap_mask != 3u) {
 		*why = "gossip-ham2: needs a 2D torus (both dimensions wrapping)";
 		return -EOPNOTSUPP;
@@ -118,8 +113,26 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "gossip-ham2: each side must be at least 3";
 		return -EOPNOTSUPP;
 	}
+	return 0;
+}
+
+static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	struct ham2_ctx x = { .sh = shape };
+	struct tc_gossip_spec spec = {
+		.algo = "gossip-ham2",
+		.cite = HAM2_CITE_EVEN,
+		.npackets = 2,
+		.want_cycles = 2,
+		.rule = ham2_rule,
+		.ctx = &x,
+	};
+
+	int err = ham2_shape(shape, why);
+
+	if (err)
+		return err;
 	if ((shape->dims[0] & 1) || (shape->dims[1] & 1)) {
-		int err;
 
 		spec.cite = "Meyer and Sibeyn, Sec. 2, Theorem 1 with two Hamiltonian cycles from a square-swap decomposition (odd side)";
 		err = tc_ham_decomp_gossip(shape, &spec, out, why);
@@ -169,9 +182,183 @@ int __tc_gossip_ham2_partial(const struct tc_shape *shape, struct tc_sched **out
 	return __tc_gossip_build(shape, &spec, out, why, NULL);
 }
 
+/*
+ * Both sides even: the rules make two Hamiltonian cycles through every PU,
+ * nothing is handed on or fed, and the engine's run (engine/gossip.c) is
+ * time-independent in closed form. On a cycle of m PUs (forward m/2 hops,
+ * backward m - 1 - m/2) the PU at place j sends forward in step t (0-based)
+ * the packet of the PU at place j - t and backward the packet of j + t; each
+ * directed link of a cycle carries one packet per step. The cycles, traced
+ * as the engine traces them (from PU 0, its ports in order), are O(P) and
+ * kept once per shape.
+ */
+struct ham2_cyc {
+	struct ham2_cyc *next;
+	struct tc_shape shape;
+	int ok; /* two cycles through every PU */
+	int *node[2], *pos[2];
+	int8_t *fwd[2], *bwd[2];
+};
+
+static pthread_mutex_t ham2_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ham2_cyc *ham2_head; /* protected by ham2_lock; entries never freed or changed */
+
+static void ham2_cyc_free(struct ham2_cyc *c)
+{
+	for (int k = 0; k < 2; k++) {
+		free(c->node[k]);
+		free(c->pos[k]);
+		free(c->fwd[k]);
+		free(c->bwd[k]);
+	}
+	free(c);
+}
+
+/* Trace the rule's cycles as g_trace does (PU 0's unseen ports in order). */
+static int ham2_trace(struct ham2_cyc *c, const struct ham2_ctx *x)
+{
+	const int n = x->sh->nodes;
+	int p0 = -1;
+
+	for (int k = 0; k < 2; k++) {
+		c->node[k] = malloc(n * sizeof(int));
+		c->pos[k] = malloc(n * sizeof(int));
+		c->fwd[k] = malloc(n);
+		c->bwd[k] = malloc(n);
+		if (!c->node[k] || !c->pos[k] || !c->fwd[k] || !c->bwd[k])
+			return -ENOMEM;
+		for (int i = 0; i < n; i++)
+			c->pos[k][i] = -1;
+	}
+	for (int k = 0; k < 2; k++) {
+		int u = 0, in, len = 0;
+
+		/* the first port of PU 0 not on cycle 0 (for k = 1) */
+		for (p0++; p0 < 4 && k && (p0 == c->bwd[0][0] || p0 == c->fwd[0][0]); p0++)
+			;
+		if (p0 >= 4 || ham2_rule(x, 0, p0) < 0)
+			return 0;
+		in = p0;
+		do {
+			int out = ham2_rule(x, u, in);
+
+			if (out < 0 || len == n || c->pos[k][u] >= 0)
+				return 0;
+			c->pos[k][u] = len;
+			c->node[k][len] = u;
+			c->fwd[k][len] = (int8_t)out;
+			c->bwd[k][len] = (int8_t)in;
+			len++;
+			u = tc_shape_neighbor(x->sh, u, out);
+			in = out ^ 1;
+		} while (u != 0 || in != p0);
+		if (len != n)
+			return 0;
+	}
+	/* edge-disjoint: PU 0's four ports are two per cycle */
+	c->ok = c->fwd[0][0] != c->fwd[1][0] && c->fwd[0][0] != c->bwd[1][0] && c->bwd[0][0] != c->fwd[1][0] &&
+		c->bwd[0][0] != c->bwd[1][0];
+	return 0;
+}
+
+static int ham2_cycles(const struct tc_shape *sh, const struct ham2_cyc **out)
+{
+	struct ham2_ctx x = { .sh = sh, .rowdim = 0, .coldim = 1, .n1 = sh->dims[0], .n2 = sh->dims[1] };
+	struct ham2_cyc *c;
+	int err = 0;
+
+	pthread_mutex_lock(&ham2_lock);
+	for (c = ham2_head; c; c = c->next)
+		if (tc_shape_equal(&c->shape, sh))
+			break;
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		err = c ? ham2_trace(c, &x) : -ENOMEM;
+		if (err) {
+			if (c)
+				ham2_cyc_free(c);
+			c = NULL;
+		} else {
+			c->shape = *sh;
+			c->next = ham2_head;
+			ham2_head = c;
+		}
+	}
+	pthread_mutex_unlock(&ham2_lock);
+	*out = c;
+	return err;
+}
+
+/* One message of a cycle stream: from the PU at place a to its neighbour through port, packet of place o. */
+static int ham2_msg(struct tc_part *pt, const struct ham2_cyc *c, int k, int a, int port, int o)
+{
+	const int n = pt->shape.nodes, src = c->node[k][((a % n) + n) % n];
+	int8_t route[TC_MAX_DIMS] = { 0 };
+	int err;
+
+	route[port / 2] = (port & 1) ? -1 : 1;
+	err = tc_part_msg(pt, src, tc_shape_neighbor(&pt->shape, src, port), route);
+	if (!err)
+		err = tc_part_blk(pt, c->node[k][((o % n) + n) % n], k);
+	return err;
+}
+
+/*
+ * Node's part. Both sides even: the closed form above, 4 sends and 4
+ * receives a step, O(P) in all. A side odd: the square-swap decomposition or
+ * the partial cycles with their out-of-cycle PUs and feeders, which only the
+ * engine's whole run settles: the part is cut from the whole schedule
+ * (TC_PART_WHOLE, counted as the fallback).
+ */
+static int part(struct tc_part *pt, const char **why)
+{
+	const struct tc_shape *sh = &pt->shape;
+	const int n = sh->nodes, f = n / 2, b = n - 1 - n / 2;
+	const struct ham2_cyc *c;
+	int err = ham2_shape(sh, why);
+
+	if (err)
+		return err;
+	if ((sh->dims[0] & 1) || (sh->dims[1] & 1))
+		return TC_PART_WHOLE;
+	err = ham2_cycles(sh, &c);
+	if (err) {
+		*why = "gossip-ham2: out of memory tracing the cycles";
+		return err;
+	}
+	if (!c->ok)
+		return TC_PART_WHOLE;
+	pt->cite = HAM2_CITE_EVEN;
+	pt->claims = TC_CLAIM_CONTENTION_FREE | TC_CLAIM_ONE_HOP;
+	pt->npackets = 2;
+	/* asked for one step's send (the local check): only that step */
+	for (int t = tc_part_only_step(pt) >= 0 ? (int)tc_part_only_step(pt) : 0; t < f && !err; t++) {
+		if (!tc_part_wants(pt, t))
+			break;
+		err = tc_part_at(pt, t);
+		for (int k = 0; k < 2 && !err; k++) {
+			const int j = c->pos[k][pt->node], jm = (j - 1 + n) % n, jp = (j + 1) % n;
+
+			err = ham2_msg(pt, c, k, j, c->fwd[k][j], j - t);
+			if (!err && tc_part_only_peer(pt) < 0)
+				err = ham2_msg(pt, c, k, jm, c->fwd[k][jm], jm - t);
+			if (!err && t < b)
+				err = ham2_msg(pt, c, k, j, c->bwd[k][j], j + t);
+			if (!err && t < b && tc_part_only_peer(pt) < 0)
+				err = ham2_msg(pt, c, k, jp, c->bwd[k][jp], jp + t);
+		}
+	}
+	if (!err)
+		err = tc_part_finish(pt, f);
+	if (err)
+		*why = "gossip-ham2: building the node's part failed";
+	return err;
+}
+
 const struct tc_algo tc_algo_gossip_ham2 = {
 	.name = "gossip-ham2",
 	.coll = TC_ALLGATHER,
 	.summary = "2-packet gossip on zigzag Hamiltonian cycles (Meyer and Sibeyn, Thm 1)",
 	.build = build,
+	.part = part,
 };
