@@ -207,6 +207,14 @@ struct tc_algo {
 	 * from the blocks of one cell of sources.
 	 */
 	int sym_mod[TC_MAX_DIMS];
+	/*
+	 * Non-zero: what a node sends (per step: routes and blocks per message,
+	 * not which blocks) commutes with the translations by multiples of
+	 * price_mod[d] on the wrapping sides those divide, and the algorithm
+	 * has a part generator: the whole schedule is priced from the parts of
+	 * one cell of nodes (core/part_price.h), not built.
+	 */
+	int price_mod[TC_MAX_DIMS];
 };
 /* Every block its own message straight to its destination: P(P-1) messages,
  * too many for the algorithm choice to build and price on large P. */

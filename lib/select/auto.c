@@ -13,7 +13,11 @@
  * startups on the critical path, then to the earlier algorithm of the
  * registry.
  *
- * Large shapes: above TC_AUTO_PRICE_MAX_NODES nodes a schedule is priced by a
+ * Large shapes: above TC_AUTO_PRICE_MAX_NODES nodes a translation-invariant
+ * schedule is verified and priced from its cell (core/part_sym.h), one whose
+ * nodes send alike up to a translation is priced from the parts of one cell
+ * of nodes (core/part_price.h: saad-schultz, bcast-pattern, calvin on a
+ * prime side), any other by a
  * streamed build (built, verified and priced step by step, not kept: only the
  * winner is then built for keeping), and the direct algorithms
  * (TC_ALGO_DIRECT_P2: P(P-1) messages) are not priced; their files give no
@@ -36,6 +40,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/part_price.h"
 #include "core/part_sym.h"
 #include "select/select.h"
 
@@ -76,6 +81,7 @@ static void price(enum tc_coll_id coll, const struct tc_shape *shape, const stru
 	const struct tc_algo *a = c->algo;
 	const struct tc_sched *s;
 	struct tc_verify_report r;
+	struct tc_price_totals ptot;
 	struct tc_cost cost;
 	const char *why = NULL;
 	int err;
@@ -101,7 +107,11 @@ static void price(enum tc_coll_id coll, const struct tc_shape *shape, const stru
 			snprintf(c->why, sizeof(c->why), "%s: schedule fails verification: %.150s", a->name,
 				 r.first_violation);
 		tc_verify_report_free(&r);
+	} else if (tc_algo_priced_from_parts(a, shape) &&
+		   (err = tc_sched_price_parts(a, shape, p, sizes, n, t, &cost, &ptot, &why)) != -EOPNOTSUPP) {
+		/* from the parts of one cell of nodes (core/part_price.h); nothing else is built */
 	} else {
+		why = NULL;
 		err = tc_sched_check_streamed(a, shape, p, sizes, n, t, &r, &cost, NULL, NULL, &why);
 		if (err == -EPROTO)
 			snprintf(c->why, sizeof(c->why), "%s: schedule fails verification: %.150s", a->name,

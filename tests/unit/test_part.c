@@ -14,6 +14,7 @@
  * the fallback (whole schedule, cut) are listed.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 
 #include "core/cost.h"
 #include "core/part.h"
+#include "core/part_price.h"
 #include "core/part_sym.h"
 #include "core/verify.h"
 #include "select/select.h"
@@ -114,6 +116,56 @@ static void check_translated(const struct tc_algo *a, const struct tc_sched *s, 
 	tc_verify_report_free(&r);
 }
 
+/*
+ * An algorithm priced from its cell's parts (tc_sched_price_parts) must be
+ * priced as its whole schedule is: every cost column the model computes from
+ * messages, at two block sizes, for the router, direct (verbs) and host
+ * (simulator) models.
+ */
+static void check_priced(const struct tc_algo *a, const struct tc_sched *s, const char *name)
+{
+	static const unsigned int flags[3] = { 0, TC_COST_DIRECT, TC_COST_HOST };
+	const size_t sizes[2] = { 8, 4096 };
+	struct tc_price_totals tot;
+	const char *why = NULL;
+	int ok = 1, err = 0;
+	char msg[300] = "";
+
+	for (int f = 0; f < 3 && ok; f++) {
+		struct tc_cost_params p;
+		struct tc_cost whole, part;
+		double tw[2], tp[2];
+
+		tc_cost_params_default(&p);
+		p.flags = flags[f];
+		p.lat_us = flags[f] ? 2.0 : 0;
+		p.msg_us = flags[f] ? 0.5 : 0;
+		if (tc_cost_eval_sizes(s, &p, sizes, 2, tw, &whole)) {
+			snprintf(msg, sizeof(msg), "pricing the whole schedule fails: %s", tc_last_error());
+			ok = 0;
+			break;
+		}
+		err = tc_sched_price_parts(a, &s->shape, &p, sizes, 2, tp, &part, &tot, &why);
+		if (!(s->claims & TC_CLAIM_CONTENTION_FREE)) {
+			/* messages that share links: refused, priced whole */
+			ok = err == -EOPNOTSUPP;
+			snprintf(msg, sizeof(msg), "links shared: refused (%d: %s)", err, why ? why : "");
+			break;
+		}
+		ok = !err && tot.msgs == s->nmsgs && tot.blks == s->nblks && part.steps == whole.steps &&
+		     part.transmission_blocks == whole.transmission_blocks &&
+		     part.lockstep_blocks == whole.lockstep_blocks && part.max_link_blocks == whole.max_link_blocks &&
+		     fabs(tp[0] - tw[0]) <= 1e-9 * tw[0] && fabs(tp[1] - tw[1]) <= 1e-9 * tw[1];
+		snprintf(msg, sizeof(msg),
+			 "flags %u: %d: %s; messages %llu/%u, block moves %llu/%u, startups %u/%u, transmission %g/%g, time %g/%g and %g/%g us",
+			 flags[f], err, err ? why : "ok", (unsigned long long)tot.msgs, s->nmsgs,
+			 (unsigned long long)tot.blks, s->nblks, part.steps, whole.steps, part.transmission_blocks,
+			 whole.transmission_blocks, tp[0], tw[0], tp[1], tw[1]);
+	}
+	tap_ok(ok, "%s %s: priced from the parts of a cell as whole, or refused where links are shared (%s)", a->name,
+	       name, msg);
+}
+
 static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, const char *name, int *npoints)
 {
 	struct tc_verify_report r;
@@ -155,6 +207,8 @@ static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, cons
 		       nwhole > before ? "" : " and checks against its peers", ok ? "" : ": ", ok ? "" : msg);
 		if (tc_algo_translated(a, sh))
 			check_translated(a, s, name);
+		if (a->price_mod[0] && ((s->claims & TC_CLAIM_CONTENTION_FREE) || tc_algo_priced_from_parts(a, sh)))
+			check_priced(a, s, name);
 	}
 	tc_verify_report_free(&r);
 	tc_sched_free(s);

@@ -594,4 +594,5 @@ const struct tc_algo tc_algo_bcast_pattern = {
 	.summary = "broadcast pattern, all-port 2D mesh/torus (All-to-All Communication slides)",
 	.build = build,
 	.part = part,
+	.price_mod = { 2, 2 },
 };

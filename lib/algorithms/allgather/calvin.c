@@ -297,4 +297,5 @@ const struct tc_algo tc_algo_calvin = {
 	.summary = "recursive all-to-all broadcast, odd n x n torus, 2 log5(n^2) steps on n = 5^j (Calvin, Perennes, Trystram)",
 	.build = build,
 	.part = part,
+	.price_mod = { 1, 1 },
 };

@@ -264,4 +264,5 @@ const struct tc_algo tc_algo_saad_schultz = {
 	.summary = "baseline: Saad-Schultz row-then-column",
 	.build = build,
 	.part = part,
+	.price_mod = { 1, 1, 1, 1, 1, 1 },
 };
