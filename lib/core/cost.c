@@ -559,10 +559,12 @@ int tc_cost_prog(const struct tc_sched *s, const struct tc_cost_params *p, doubl
 {
 	const size_t N = s->shape.nodes, nports = 2 * s->shape.ndims;
 	const int one_port = s->shape.one_port, np = s->npackets > 0 ? s->npackets : 1;
+	/* links shared between nodes: every transfer waits for its node's previous step (runtime/plan.c) */
+	const int in_steps = one_port || !(s->claims & TC_CLAIM_ONE_HOP);
 	uint32_t links[TC_MAX_DIMS * 128];
 	size_t narr;
-	double *arr, *lfree, *prev_end, *cur_end, *sfree, *rfree, span = 0;
-	int64_t *cur_step;
+	double *arr, *lfree, *prev_end, *cur_end, *sfree, *rfree, *nprev = NULL, *ncur = NULL, span = 0;
+	int64_t *cur_step, *nstep = NULL;
 	int ret = 0;
 
 	if (p->flags & (TC_COST_DIRECT | TC_COST_HOST))
@@ -581,12 +583,20 @@ int tc_cost_prog(const struct tc_sched *s, const struct tc_cost_params *p, doubl
 	cur_step = malloc(N * nports * sizeof(*cur_step));
 	sfree = calloc(N, sizeof(*sfree));
 	rfree = calloc(N, sizeof(*rfree));
-	if (!arr || !lfree || !prev_end || !cur_end || !cur_step || !sfree || !rfree) {
+	if (in_steps) {
+		nprev = calloc(N, sizeof(*nprev));
+		ncur = calloc(N, sizeof(*ncur));
+		nstep = malloc(N * sizeof(*nstep));
+	}
+	if (!arr || !lfree || !prev_end || !cur_end || !cur_step || !sfree || !rfree ||
+	    (in_steps && (!nprev || !ncur || !nstep))) {
 		ret = tc_err(-ENOMEM, "%s: tc_cost_prog: out of memory", s->algo);
 		goto out;
 	}
 	for (size_t i = 0; i < N * nports; i++)
 		cur_step[i] = -1;
+	for (size_t i = 0; in_steps && i < N; i++)
+		nstep[i] = -1;
 	for (uint32_t st = 0; st < s->nsteps; st++) {
 		for (uint32_t i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
 			const struct tc_msg *msg = &s->msgs[i];
@@ -601,6 +611,19 @@ int tc_cost_prog(const struct tc_sched *s, const struct tc_cost_params *p, doubl
 				cur_step[q] = st;
 			}
 			ready = prev_end[q];
+			if (in_steps) {
+				/* a node's step: the transfers it sends or receives in that schedule step */
+				for (int e = 0; e < 2; e++) {
+					int v = e ? msg->dst : msg->src;
+
+					if (nstep[v] != st) {
+						nprev[v] = ncur[v];
+						ncur[v] = 0;
+						nstep[v] = st;
+					}
+				}
+				ready = fmax(ready, nprev[msg->src]);
+			}
 			for (uint32_t k = 0; k < msg->nblk; k++) {
 				if (b[k].a == msg->src)
 					continue; /* its own: there from the start */
@@ -619,6 +642,10 @@ int tc_cost_prog(const struct tc_sched *s, const struct tc_cost_params *p, doubl
 			if (one_port)
 				sfree[msg->src] = rfree[msg->dst] = end;
 			cur_end[q] = fmax(cur_end[q], end);
+			if (in_steps) {
+				ncur[msg->src] = fmax(ncur[msg->src], end);
+				ncur[msg->dst] = fmax(ncur[msg->dst], end);
+			}
 			for (uint32_t k = 0; k < msg->nblk; k++) {
 				size_t at = s->coll == TC_ALLTOALL ? (size_t)b[k].a * N + b[k].b
 								   : ((size_t)msg->dst * N + b[k].a) * np + b[k].b;
@@ -636,5 +663,8 @@ out:
 	free(cur_step);
 	free(sfree);
 	free(rfree);
+	free(nprev);
+	free(ncur);
+	free(nstep);
 	return ret;
 }

@@ -125,7 +125,10 @@ int tc_cost_eval(const struct tc_sched *s, const struct tc_cost_params *p, struc
  * message starts once the receives that brought its blocks to its sender
  * have ended, the sends of its sender's previous step on its first-hop port
  * (one-port: on any port) have ended, and the links of its route (one-port:
- * also its sender's send and its receiver's receive engine) are free. Alltoall
+ * also its sender's send and its receiver's receive engine) are free; where
+ * links are shared between nodes (no TC_CLAIM_ONE_HOP, or one-port), also
+ * once every message its sender sent or received in the sender's previous
+ * step (the last schedule step it took part in) has ended. Alltoall
  * and allgather; -EOPNOTSUPP for TC_COST_DIRECT or TC_COST_HOST.
  */
 int tc_cost_prog(const struct tc_sched *s, const struct tc_cost_params *p, double *time_us);
