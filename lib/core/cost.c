@@ -668,3 +668,12 @@ out:
 	free(nstep);
 	return ret;
 }
+
+double tc_cost_send_steps_us(const struct tc_cost_params *p, uint64_t steps, int npackets, size_t m)
+{
+	double tw = p->tw_us_per_byte;
+
+	if (p->big_bytes && p->tw_big_us_per_byte < tw)
+		tw = p->tw_big_us_per_byte;
+	return (double)steps * (p->ts_us + (double)m / (npackets > 0 ? npackets : 1) * tw);
+}

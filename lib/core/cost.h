@@ -150,5 +150,14 @@ int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, cons
 int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *st);
 int tc_cost_end(struct tc_cost_state *c, const struct tc_sched *s, double *time_us, struct tc_cost *out);
 double tc_lower_bound_blocks(const struct tc_shape *shape, enum tc_coll_id coll);
+/*
+ * A lower bound on the time of any schedule in which some node sends in
+ * steps distinct steps, each message carrying at least one of npackets
+ * packets of m bytes' blocks (struct tc_algo.send_steps): every such step
+ * costs that node at least ts and those bytes, in every model above (its
+ * next message starts after its last ended; the host model sums its steps):
+ * steps * (ts + m / npackets * min(tw, tw_big)).
+ */
+double tc_cost_send_steps_us(const struct tc_cost_params *p, uint64_t steps, int npackets, size_t m);
 
 #endif /* TC_COST_H */

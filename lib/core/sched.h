@@ -215,6 +215,15 @@ struct tc_algo {
 	 * one cell of nodes (core/part_price.h), not built.
 	 */
 	int price_mod[TC_MAX_DIMS];
+	/*
+	 * Optional: S > 0 such that on shape some node sends in at least S
+	 * distinct steps, each message carrying at least one of the
+	 * npackets packets of a node's data (allgather) or one block; 0 when
+	 * not known. The cost model charges every such step at least ts and a
+	 * packet's bytes on that node's chain, so S bounds the time from below
+	 * (auto skips a candidate whose bound another candidate's price beats).
+	 */
+	uint64_t (*send_steps)(const struct tc_shape *shape, int *npackets);
 };
 /* Every block its own message straight to its destination: P(P-1) messages,
  * too many for the algorithm choice to build and price on large P. */

@@ -13,7 +13,11 @@
  * startups on the critical path, then to the earlier algorithm of the
  * registry.
  *
- * Large shapes: above TC_AUTO_PRICE_MAX_NODES nodes a translation-invariant
+ * Large shapes: above TC_AUTO_PRICE_MAX_NODES nodes a candidate with a lower
+ * bound (struct tc_algo.send_steps: ring, gossip-ham2 with an even side) is
+ * priced last, and not at all when another candidate's price is below its
+ * bound at both ends of the size class (it then carries the bound, err
+ * -EDOM and the reason); a translation-invariant
  * schedule is verified and priced from its cell (core/part_sym.h), one whose
  * nodes send alike up to a translation is priced from the parts of one cell
  * of nodes (core/part_price.h: saad-schultz, bcast-pattern, calvin on a
@@ -142,17 +146,54 @@ static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_sha
 	e->lo = lo;
 	e->hi = hi;
 	e->params = *p;
-	for (int i = 0; tc_algos[i] && e->ncand < TC_AUTO_MAX_CANDS; i++) {
-		struct tc_auto_cand *c = &e->cand[e->ncand];
+	for (int i = 0; tc_algos[i] && e->ncand < TC_AUTO_MAX_CANDS; i++)
+		if (tc_algos[i]->coll == coll)
+			e->cand[e->ncand++].algo = tc_algos[i];
+	/*
+	 * Above TC_AUTO_PRICE_MAX_NODES: first the candidates priced without
+	 * building them (cells, parts of a cell, no lower bound), then those
+	 * that would be built whole, each only if its lower bound
+	 * (send_steps) is not beaten at both ends of the class by one
+	 * candidate's price already known: it cannot win anywhere in the
+	 * class, so it is left unpriced, with its bound.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int k = 0; k < e->ncand; k++) {
+			struct tc_auto_cand *c = &e->cand[k];
+			const struct tc_algo *a = c->algo;
+			int big = shape->nodes > TC_AUTO_PRICE_MAX_NODES, npk = 1;
+			uint64_t steps = big && a->send_steps && !tc_algo_translated(a, shape) &&
+						 !tc_algo_priced_from_parts(a, shape) ?
+					 a->send_steps(shape, &npk) :
+					 0;
 
-		if (tc_algos[i]->coll != coll)
-			continue;
-		c->algo = tc_algos[i];
-		t[0] = t[1] = 0;
-		price(coll, shape, p, sizes, lo == hi ? 1 : 2, c, t);
-		e->us_lo[e->ncand] = t[0];
-		e->us_hi[e->ncand] = lo == hi ? t[0] : t[1];
-		e->ncand++;
+			if ((pass == 1) != (steps > 0))
+				continue;
+			if (steps) {
+				double lb_lo = tc_cost_send_steps_us(p, steps, npk, lo);
+				double lb_hi = tc_cost_send_steps_us(p, steps, npk, hi);
+				int beaten = -1;
+
+				for (int j = 0; j < e->ncand && beaten < 0; j++)
+					if (j != k && e->cand[j].algo && !e->cand[j].err && e->cand[j].steps &&
+					    e->us_lo[j] * (1 + 1e-9) < lb_lo && e->us_hi[j] * (1 + 1e-9) < lb_hi)
+						beaten = j;
+				if (beaten >= 0) {
+					c->err = -EDOM;
+					snprintf(c->why, sizeof(c->why),
+						 "not priced: at least %llu startups, %.6g us at %zu B, more than %s's %.6g us",
+						 (unsigned long long)steps, lb_hi, hi, e->cand[beaten].algo->name,
+						 e->us_hi[beaten]);
+					e->us_lo[k] = lb_lo;
+					e->us_hi[k] = lb_hi;
+					continue;
+				}
+			}
+			t[0] = t[1] = 0;
+			price(coll, shape, p, sizes, lo == hi ? 1 : 2, c, t);
+			e->us_lo[k] = t[0];
+			e->us_hi[k] = lo == hi ? t[0] : t[1];
+		}
 	}
 	return e;
 }
@@ -181,10 +222,11 @@ static void decide(const struct tc_auto_entry *e, size_t m, struct tc_auto_choic
 		struct tc_auto_cand *c = &out->cand[i];
 
 		*c = e->cand[i];
-		if (c->err)
-			continue;
+		/* -EDOM: not priced, us is its lower bound */
 		c->us = e->hi == e->lo ? e->us_hi[i] :
 			e->us_lo[i] + (e->us_hi[i] - e->us_lo[i]) * (double)(m - e->lo) / (double)(e->hi - e->lo);
+		if (c->err)
+			continue;
 		if (out->winner < 0 || better(c, i, &out->cand[out->winner], out->winner)) {
 			out->runner_up = out->winner;
 			out->winner = i;

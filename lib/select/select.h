@@ -23,7 +23,8 @@ struct tc_auto_cand {
 	int err;	/* 0: priced; else -errno, not a candidate: why says why */
 	char why[200];
 	uint32_t steps; /* startups on the critical path */
-	double us;	/* predicted time for the requested block size */
+	double us;	/* predicted time for the requested block size; err -EDOM: not
+			 * priced, a lower bound another candidate's price is below */
 };
 
 struct tc_auto_choice {

@@ -230,6 +230,7 @@ static double worst_ratio;
 static char worst_case[160];
 /* the brute force priced here, and its agreement with the library's cost model */
 static int nbrute, nbrute_within, nagree, nprices;
+static int nbounds; /* candidates auto left unpriced by their lower bound, the bound checked */
 static double brute_worst;
 static char brute_worst_case[200], disagree[200];
 static long bad_routes;
@@ -317,10 +318,19 @@ static void check_grid_point(const struct tc_shape *sh, const char *name, enum t
 					 sizes[k], ch.ncand, n);
 			continue;
 		}
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
+			if (ok[i] && ch.cand[i].err == -EDOM) {
+				/* left unpriced by its lower bound: the bound must hold, and be above the winner */
+				nbounds++;
+				if ((w_here[i][k] < ch.cand[i].us * (1 - 1e-9) || ch.cand[i].us <= ch.cand[w].us) && !bad++)
+					snprintf(msg, sizeof(msg), "m %zu: %s's lower bound %.9g us against %.9g us here, winner %.9g us",
+						 sizes[k], algo[i]->name, ch.cand[i].us, w_here[i][k], ch.cand[w].us);
+				continue;
+			}
 			if (ok[i] && ch.cand[i].err && !bad++)
 				snprintf(msg, sizeof(msg), "m %zu: %s prices here but auto says: %s", sizes[k],
 					 algo[i]->name, ch.cand[i].why);
+		}
 		us = ch.cand[w].us;
 		if (is_pow2(sizes[k]) ? fabs(us - t[w][k]) > 1e-9 * t[w][k] : us < t[w][k] * (1 - 1e-9)) {
 			if (!bad++)
@@ -382,6 +392,8 @@ static void test_grid(void)
 		 nbrute_within, brute_worst, brute_worst_case);
 	tap_ok(nbrute > 0 && nbrute_within == nbrute,
 	       "every case within 1.05x of the least by brute force, priced here (%d of %d)", nbrute_within, nbrute);
+	tap_ok(nbounds > 0, "above %d nodes auto left %d (candidate, size) unpriced by a lower bound, each at most the "
+	       "price here and above the winner's", TC_AUTO_PRICE_MAX_NODES, nbounds);
 	tap_ok(nprices > 0 && nagree == nprices && !bad_routes,
 	       "the library's cost model agrees with the evaluation here: %d of %d (algorithm, shape, parameters, size) "
 	       "within 1e-9, %ld routes not ending at their destination%s%s",

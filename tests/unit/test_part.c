@@ -166,6 +166,51 @@ static void check_priced(const struct tc_algo *a, const struct tc_sched *s, cons
 	       name, msg);
 }
 
+/*
+ * An algorithm's lower bound (send_steps): some node of the whole schedule
+ * sends in at least that many steps, every message carries a block, and
+ * the bound is at most the whole schedule's price under the router, direct
+ * and host models.
+ */
+static void check_bound(const struct tc_algo *a, const struct tc_sched *s, const char *name)
+{
+	static const unsigned int flags[3] = { 0, TC_COST_DIRECT, TC_COST_HOST };
+	const size_t sizes[2] = { 1, 65536 };
+	int npk = 0, ok;
+	uint64_t steps = a->send_steps(&s->shape, &npk), most = 0;
+	double worst = 0;
+
+	for (int n = 0; n < s->shape.nodes; n++) {
+		uint64_t k = 0;
+
+		for (uint32_t st = 0; st < s->nsteps; st++) {
+			uint32_t lo = s->node_first[(size_t)n * s->nsteps + st], hi = s->node_first[(size_t)n * s->nsteps + st + 1];
+
+			k += lo < hi && s->msgs[s->node_msgs[lo]].src == n;
+		}
+		most = k > most ? k : most;
+	}
+	ok = steps > 0 && most >= steps && npk == s->npackets;
+	for (int f = 0; f < 3 && ok; f++) {
+		struct tc_cost_params p;
+		struct tc_cost c;
+		double t[2];
+
+		tc_cost_params_default(&p);
+		p.flags = flags[f];
+		p.msg_us = flags[f] ? 0.5 : 0;
+		ok = !tc_cost_eval_sizes(s, &p, sizes, 2, t, &c);
+		for (int k = 0; k < 2 && ok; k++) {
+			double lb = tc_cost_send_steps_us(&p, steps, npk, sizes[k]);
+
+			ok = lb <= t[k] * (1 + 1e-12);
+			worst = lb / t[k] > worst ? lb / t[k] : worst;
+		}
+	}
+	tap_ok(ok, "%s %s: lower bound: some node sends in %llu steps (bound %llu), %d packets (%d); the bound is at most the price (up to %.3f of it)",
+	       a->name, name, (unsigned long long)most, (unsigned long long)steps, s->npackets, npk, worst);
+}
+
 static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, const char *name, int *npoints)
 {
 	struct tc_verify_report r;
@@ -173,16 +218,18 @@ static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, cons
 	struct tc_part *p = NULL;
 	const char *why = NULL, *pwhy = NULL;
 	char msg[512] = "";
-	int err, perr;
+	int err, perr, npk;
 
 	err = a->build(sh, &s, &why);
 	perr = tc_part_build(a->coll, a, sh, 0, &p, &pwhy);
 	tc_part_free(p);
 	if (err == -EOPNOTSUPP) {
-		/* refused whole: the part generator must refuse too */
+		/* refused whole: the part generator must refuse too, and no lower bound be given */
 		if (perr != -EOPNOTSUPP)
 			tap_ok(0, "%s %s: the whole build refuses (%s) but node 0's part gives %d", a->name, name, why,
 			       perr);
+		if (a->send_steps && a->send_steps(sh, &npk))
+			tap_ok(0, "%s %s: the whole build refuses (%s) but a lower bound is given", a->name, name, why);
 		return;
 	}
 	(*npoints)++;
@@ -207,6 +254,8 @@ static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, cons
 		       nwhole > before ? "" : " and checks against its peers", ok ? "" : ": ", ok ? "" : msg);
 		if (tc_algo_translated(a, sh))
 			check_translated(a, s, name);
+		if (a->send_steps && a->send_steps(sh, &npk)) /* 0: no bound known on this shape */
+			check_bound(a, s, name);
 		if (a->price_mod[0] && ((s->claims & TC_CLAIM_CONTENTION_FREE) || tc_algo_priced_from_parts(a, sh)))
 			check_priced(a, s, name);
 	}

@@ -355,10 +355,29 @@ static int part(struct tc_part *pt, const char **why)
 	return err;
 }
 
+/*
+ * One of the two cycles passes through every PU (both, with both sides even or
+ * with the square-swap decomposition; with the partial cycles, the one the
+ * PUs of column n2 - 2 lie on): its forward stream brings floor(N / 2)
+ * packets through each of its links, one a step, so its PUs send in at least
+ * that many steps. 0 where the construction may refuse (both sides odd: the
+ * decomposition search decides).
+ */
+static uint64_t send_steps(const struct tc_shape *sh, int *npackets)
+{
+	const char *why;
+
+	*npackets = 2;
+	if (ham2_shape(sh, &why) || ((sh->dims[0] & 1) && (sh->dims[1] & 1)))
+		return 0;
+	return (uint64_t)sh->nodes / 2;
+}
+
 const struct tc_algo tc_algo_gossip_ham2 = {
 	.name = "gossip-ham2",
 	.coll = TC_ALLGATHER,
 	.summary = "2-packet gossip on zigzag Hamiltonian cycles (Meyer and Sibeyn, Thm 1)",
 	.build = build,
 	.part = part,
+	.send_steps = send_steps,
 };

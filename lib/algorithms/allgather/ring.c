@@ -319,10 +319,18 @@ static int part(struct tc_part *pt, const char **why)
 	return err;
 }
 
+/* Every node sends in each of the N - 1 steps, one block a message. */
+static uint64_t send_steps(const struct tc_shape *sh, int *npackets)
+{
+	*npackets = 1;
+	return sh->nodes >= 2 ? (uint64_t)sh->nodes - 1 : 0;
+}
+
 const struct tc_algo tc_algo_ring_ag = {
 	.name = "ring",
 	.coll = TC_ALLGATHER,
 	.summary = "baseline: ring allgather over a Hamiltonian ring",
 	.build = build,
 	.part = part,
+	.send_steps = send_steps,
 };
