@@ -36,9 +36,11 @@
  * alltoall must fail within 2 x TC_TIMEOUT_MS, its error naming the step,
  * the peer and that peer's host.
  * Cycles: N x (create, one alltoall that connects every pair, destroy); the
- * QPs, CQs, MRs and PDs this process holds (rdma res show, by pid) must be
- * back to what it held before the first, and must have been non-zero while
- * a communicator lived.
+ * QPs, CQs, MRs, PDs and SRQs this process holds (rdma res show, by pid)
+ * must be back to what it held before the first, and must have been
+ * non-zero while a communicator lived; its receives must have come from one
+ * shared receive queue (exactly one SRQ while a communicator of P ranks and
+ * P - 1 QPs lived).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -248,16 +250,17 @@ static int mode_peer(tc_comm_t *comm, int victim, int stall, int timeout_ms, con
 	return 0;
 }
 
-/* This process's QPs, CQs, MRs and PDs as rdma res show lists them. */
-static long rdma_res_mine(char *what, size_t len)
+/* This process's QPs, CQs, MRs, PDs and SRQs as rdma res show lists them
+ * (each kind's count in count[] when given). */
+static long rdma_res_mine(char *what, size_t len, long count[5])
 {
-	static const char *const kinds[] = { "qp", "cq", "mr", "pd" };
+	static const char *const kinds[] = { "qp", "cq", "mr", "pd", "srq" };
 	char cmd[64], line[512], key[32];
 	long total = 0;
 
 	snprintf(key, sizeof(key), "pid %d ", (int)getpid());
 	what[0] = 0;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		long n = 0;
 		FILE *f;
 
@@ -270,6 +273,8 @@ static long rdma_res_mine(char *what, size_t len)
 		if (pclose(f))
 			return -1;
 		snprintf(what + strlen(what), len - strlen(what), "%s%s %ld", i ? ", " : "", kinds[i], n);
+		if (count)
+			count[i] = n;
 		total += n;
 	}
 	return total;
@@ -278,12 +283,12 @@ static long rdma_res_mine(char *what, size_t len)
 static int mode_cycles(int cycles)
 {
 	char before[96], during[96] = "", after[96];
-	long b, d = 0, a;
+	long b, d = 0, a, dn[5] = { 0 };
 	double t0 = now_ms();
 	int done = 0, ret = 0, P = 0;
 	unsigned char *sb = NULL, *rb = NULL;
 
-	b = rdma_res_mine(before, sizeof(before));
+	b = rdma_res_mine(before, sizeof(before), NULL);
 	for (; done < cycles; done++) {
 		tc_comm_t *comm;
 
@@ -298,18 +303,20 @@ static int mode_cycles(int cycles)
 		tc_comm_set_algo(comm, TC_ALLTOALL, "direct");
 		ret = tc_alltoall(comm, sb, rb, 8);
 		if (!ret && done == cycles / 2)
-			d = rdma_res_mine(during, sizeof(during));
+			d = rdma_res_mine(during, sizeof(during), dn);
 		tc_comm_destroy(comm);
 		if (ret)
 			break;
 	}
-	a = rdma_res_mine(after, sizeof(after));
+	a = rdma_res_mine(after, sizeof(after), NULL);
 	if (done < cycles)
 		put('f', "cycles: create, alltoall, destroy", done, "cycle %d: %s", done, tc_last_error());
 	else
 		put('o', "cycles: create, alltoall, destroy", done, "%d cycles in %.0f ms", done, now_ms() - t0);
 	put(b >= 0 && a == b && d > b ? 'o' : 'f', "cycles: rdma resources back to baseline", done,
 	    "before: %s; during: %s; after: %s", before, during, after);
+	put(d > 0 && dn[4] == 1 && dn[0] == P - 1 ? 'o' : 'f', "cycles: receives from one shared receive queue", done,
+	    "during: %s (want srq 1, qp %d)", during, P - 1);
 	free(sb);
 	free(rb);
 	return 0;
@@ -369,6 +376,8 @@ static void plan(struct check *cs, int *nc, const struct runopts *o, int nranks)
 		c = find_check(cs, nc, "cycles: create, alltoall, destroy");
 		c->expected = 1, c->want = nranks;
 		c = find_check(cs, nc, "cycles: rdma resources back to baseline");
+		c->expected = 1, c->want = nranks;
+		c = find_check(cs, nc, "cycles: receives from one shared receive queue");
 		c->expected = 1, c->want = nranks;
 		return;
 	}

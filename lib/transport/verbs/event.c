@@ -168,7 +168,7 @@ void tc_vb_eager_deliver(struct tc_vb *vb, uint32_t rec, const char *slot, uint6
 static int tc_vb_on_ctrl(struct tc_vb *vb, int rank, uint32_t idx, uint32_t byte_len)
 {
 	struct tc_vb_peer *pe = &vb->peers[rank];
-	const char *slot = vb->slots + ((size_t)rank * TC_VB_RQ + idx) * vb->slot;
+	const char *slot = tc_vb_slot(vb, idx);
 	struct tc_vb_msg mm, *m = &mm;
 	struct tc_vb_rtr t;
 	uint32_t i;
@@ -223,19 +223,34 @@ static int tc_vb_on_ctrl(struct tc_vb *vb, int rank, uint32_t idx, uint32_t byte
 	return 0;
 }
 
+/* A receive slot back to the SRQ; a failure there fails every peer: the
+ * windows no longer fit what is posted. */
+static void tc_vb_repost(struct tc_vb *vb, uint32_t idx)
+{
+	int ret = tc_vb_post_recv_slot(vb, idx);
+
+	if (ret)
+		for (int r = 0; r < vb->size; r++)
+			if (r != vb->rank && vb->peers[r].id)
+				tc_vb_peer_down(vb, r, ret, "reposting a shared receive failed");
+}
+
 static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 {
 	unsigned int kind = wc->wr_id >> 56;
-	int rank = (wc->wr_id >> 32) & 0xffffff;
+	int rank = kind == TC_VB_WR_RECV ? tc_vb_qp_rank(vb, wc->qp_num) : (int)((wc->wr_id >> 32) & 0xffffff);
 	uint32_t idx = (uint32_t)wc->wr_id;
 	struct tc_vb_peer *pe;
 
-	if (rank >= vb->size)
-		return;
-	pe = &vb->peers[rank];
 	if (kind == TC_VB_WR_RECV)
-		pe->rq_posted--;
-	else
+		vb->srq_posted--;
+	if (rank < 0 || rank >= vb->size) {
+		if (kind == TC_VB_WR_RECV && wc->status == IBV_WC_SUCCESS)
+			tc_vb_repost(vb, idx); /* from no QP of ours: cannot happen; keep the slot */
+		return;
+	}
+	pe = &vb->peers[rank];
+	if (kind != TC_VB_WR_RECV)
 		pe->sq_used--;
 	if (wc->status != IBV_WC_SUCCESS) {
 		char why[96];
@@ -247,6 +262,8 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 				 ibv_wc_status_str(wc->status));
 		tc_vb_peer_down(vb, rank, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET :
 					  wc->status == IBV_WC_RNR_RETRY_EXC_ERR ? -ENOBUFS : -EIO, why);
+		if (kind == TC_VB_WR_RECV)
+			tc_vb_repost(vb, idx);
 		tc_vb_drained(vb, rank);
 		return;
 	}
@@ -261,13 +278,11 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 		break;
 	case TC_VB_WR_RECV: {
 		struct tc_vb_msg m;
-		int counted;
 
 		if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 			uint32_t imm = ntohl(wc->imm_data);
 			uint32_t rid = imm & TC_VB_IMM_RID_MASK;
 
-			counted = 1;
 			pe->credits += imm >> TC_VB_IMM_CREDIT_SHIFT;
 			if (rid < vb->nrecs && vb->recs[rid].op == TC_XFER_RECV && vb->recs[rid].peer == rank &&
 			    !vb->recs[rid].done) {
@@ -276,19 +291,14 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 				vb->ndone++;
 			}
 		} else {
-			memcpy(&m, vb->slots + ((size_t)rank * TC_VB_RQ + idx) * vb->slot, sizeof(m));
-			counted = m.type != TC_VB_MSG_CREDIT && m.type != TC_VB_MSG_BYE; /* those spend no credit */
+			memcpy(&m, tc_vb_slot(vb, idx), sizeof(m));
 			if (tc_vb_on_ctrl(vb, rank, idx, wc->byte_len))
 				break; /* held until its receive is posted */
 		}
-		if (pe->state == TC_VB_FAILED || pe->state == TC_VB_DRAINING)
-			break;
-		if (tc_vb_post_recv_slot(vb, rank, idx)) {
-			tc_vb_peer_down(vb, rank, -EIO, "reposting a receive failed");
-			break;
-		}
-		if (counted)
-			pe->owed++;
+		/* the slot is the pool's, not the peer's: back to the SRQ even if the peer failed */
+		tc_vb_repost(vb, idx);
+		if (pe->state != TC_VB_FAILED && pe->state != TC_VB_DRAINING)
+			pe->owed++; /* every message spends a credit */
 		break;
 	}
 	default:
@@ -299,7 +309,9 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 
 /*
  * Reap what is there (no blocking); returns how many events were handled.
- * The CQ is read from memory the device shares with us, the rdma_cm channel
+ * The CQ and the credit words are read from memory the device shares with
+ * us (a credit write makes no completion: a sender waiting for credits
+ * keeps polling, see tc_vb_wait), the rdma_cm channel
  * only by a system call: that one is read when something may be there (a
  * connection being made, poll() saw it readable) and otherwise every
  * TC_VB_CM_EVERY calls, so a busy poll costs no system call while a
@@ -323,13 +335,18 @@ int tc_vb_progress(struct tc_vb *vb)
 			tc_vb_on_wc(vb, &wc[i]);
 		total += n;
 	}
+	vb->starved = 0;
 	for (int r = 0; r < vb->size; r++) {
-		const struct tc_vb_peer *pe = &vb->peers[r];
+		struct tc_vb_peer *pe = &vb->peers[r];
+		uint32_t had = pe->credits;
 
-		if (pe->state == TC_VB_CONNECTING || pe->state == TC_VB_ACCEPTING)
+		if (pe->state == TC_VB_CONNECTING || pe->state == TC_VB_ACCEPTING) {
 			vb->cm_check = 1;
-		else if (pe->state == TC_VB_UP && (pe->qhead != pe->qtail || pe->owed >= TC_VB_CREDITS / 2))
+		} else if (pe->state == TC_VB_UP && (pe->qhead != pe->qtail || tc_vb_owes(vb, pe))) {
 			tc_vb_flush(vb, r);
+			total += pe->credits > had; /* a credit write came: progress */
+			vb->starved |= pe->qhead != pe->qtail && !pe->credits;
+		}
 	}
 	return total;
 }

@@ -23,8 +23,12 @@ static void tc_vb_free(struct tc_vb *vb)
 			free(pe->q);
 		}
 	}
+	if (vb->srq)
+		ibv_destroy_srq(vb->srq);
 	if (vb->mr)
 		ibv_dereg_mr(vb->mr);
+	if (vb->credit_mr)
+		ibv_dereg_mr(vb->credit_mr);
 	if (vb->slots_mr)
 		ibv_dereg_mr(vb->slots_mr);
 	if (vb->cq) {
@@ -41,14 +45,36 @@ static void tc_vb_free(struct tc_vb *vb)
 		rdma_destroy_event_channel(vb->ch);
 	free(vb->buf);
 	free(vb->slots);
+	free(vb->credit_word);
+	free(vb->qpn_map);
 	free(vb->peers);
 	free(vb->recs);
 	free(vb);
 }
 
+/* The shared receive slots, then each peer's eager-send headers. */
 static size_t tc_vb_slots_bytes(const struct tc_vb *vb)
 {
-	return (size_t)vb->size * (TC_VB_RQ * vb->slot + TC_VB_SQ * TC_VB_TXH);
+	return (size_t)vb->nslots * vb->slot + (size_t)vb->size * vb->sq * TC_VB_TXH;
+}
+
+/*
+ * The pool shared out: each peer's window is TC_VB_POOL / (size - 1)
+ * receives, at most TC_VB_CREDITS, at least one, and the SRQ holds exactly
+ * the windows of all peers (so from TC_VB_POOL + 2 ranks on, one receive per
+ * peer). Every rank computes the same from the job size.
+ */
+static void tc_vb_pool(struct tc_vb *vb)
+{
+	uint32_t peers = vb->size > 1 ? vb->size - 1 : 1;
+
+	vb->window = TC_VB_POOL / peers;
+	if (vb->window > TC_VB_CREDITS)
+		vb->window = TC_VB_CREDITS;
+	if (!vb->window)
+		vb->window = 1;
+	vb->nslots = peers * vb->window;
+	vb->sq = vb->window + TC_VB_SQ_EXTRA;
 }
 
 /* The local half of open: device, listener, PD, CQ. Fills the card. */
@@ -86,19 +112,46 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 	flags = fcntl(vb->cc->fd, F_GETFL);
 	if (flags < 0 || fcntl(vb->cc->fd, F_SETFL, flags | O_NONBLOCK) < 0)
 		return tc_err(-errno, "transport verbs: completion channel: %s", tc_strerror(-errno));
-	/* one CQ holds every peer's posted work requests: it can never overflow */
-	cqe = (vb->size - 1) * (TC_VB_RQ + TC_VB_SQ) + 16;
+	/* one CQ holds every posted work request (the SRQ's and every peer's
+	 * sends): it can never overflow */
+	tc_vb_pool(vb);
+	cqe = vb->nslots + (vb->size - 1) * vb->sq + 16;
 	{
 		struct ibv_device_attr da;
 
-		if (!ibv_query_device(vb->ctx, &da) && cqe > da.max_cqe)
-			return tc_err(-E2BIG, "transport verbs: %d ranks need a CQ of %d entries, %s allows %d", vb->size,
-				      cqe, vb->dev_name, da.max_cqe);
+		if (!ibv_query_device(vb->ctx, &da)) {
+			if (cqe > da.max_cqe)
+				return tc_err(-E2BIG, "transport verbs: %d ranks need a CQ of %d entries, %s allows %d",
+					      vb->size, cqe, vb->dev_name, da.max_cqe);
+			if (vb->nslots > (uint32_t)da.max_srq_wr)
+				return tc_err(-E2BIG, "transport verbs: %d ranks need a shared receive queue of %u, %s allows %d",
+					      vb->size, vb->nslots, vb->dev_name, da.max_srq_wr);
+		}
 	}
 	vb->cq = ibv_create_cq(vb->ctx, cqe, NULL, vb->cc, 0);
 	if (!vb->cq)
 		return tc_err(-errno, "transport verbs: ibv_create_cq of %d entries on %s: %s", cqe, vb->dev_name,
 			      tc_strerror(-errno));
+	{
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = vb->nslots, .max_sge = 1 } };
+
+		vb->srq = ibv_create_srq(vb->pd, &sa);
+		if (!vb->srq)
+			return tc_err(-errno, "transport verbs: ibv_create_srq of %u receives on %s: %s", vb->nslots,
+				      vb->dev_name, tc_strerror(-errno));
+	}
+	for (vb->qpn_cap = 16; vb->qpn_cap < 2u * vb->size; vb->qpn_cap *= 2)
+		;
+	vb->qpn_map = calloc(vb->qpn_cap, sizeof(*vb->qpn_map));
+	vb->credit_word = calloc(vb->size, sizeof(*vb->credit_word));
+	if (!vb->qpn_map || !vb->credit_word)
+		return tc_err(-ENOMEM, "transport verbs: out of memory");
+	vb->credit_mr = ibv_reg_mr(vb->pd, vb->credit_word, vb->size * sizeof(*vb->credit_word),
+				   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!vb->credit_mr)
+		return tc_err(-errno, "transport verbs: registering the credit words: %s", tc_strerror(-errno));
+	card->credit_addr = (uintptr_t)vb->credit_word;
+	card->credit_rkey = vb->credit_mr->rkey;
 	vb->slots = calloc(1, tc_vb_slots_bytes(vb));
 	if (!vb->slots)
 		return tc_err(-ENOMEM, "transport verbs: out of memory");
@@ -107,25 +160,26 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 		return tc_err(-errno, "transport verbs: registering %zu bytes of receive slots (%u-byte eager limit): %s%s",
 			      tc_vb_slots_bytes(vb), vb->eager, tc_strerror(-errno),
 			      errno == ENOMEM ? " (raise ulimit -l, or lower TC_VERBS_EAGER)" : "");
+	for (uint32_t i = 0; i < vb->nslots; i++) {
+		ret = tc_vb_post_recv_slot(vb, i);
+		if (ret)
+			return tc_err(ret, "transport verbs: posting receive %u of %u to the shared receive queue: %s", i,
+				      vb->nslots, tc_strerror(ret));
+	}
 	return 0;
 }
 
 
 /*
- * The eager limit: TC_VERBS_EAGER, else the largest that keeps this rank's
- * receive slots (TC_VB_RQ per peer) within TC_VB_SLOT_BUDGET, between 984
- * bytes (a 1 KiB slot) and TC_VB_EAGER_CAP; and the slot it needs. Every
- * rank computes the same from the job size.
+ * The eager limit: TC_VERBS_EAGER, else TC_VB_EAGER_CAP whatever the job
+ * size (the receive slots are a shared pool); and the slot it needs.
  */
 static int tc_vb_eager_env(struct tc_vb *vb)
 {
 	const char *env = getenv("TC_VERBS_EAGER");
-	size_t v = TC_VB_SLOT_BUDGET / ((size_t)TC_VB_RQ * vb->size);
+	size_t v = TC_VB_EAGER_CAP;
 	unsigned int u;
 
-	v = v > TC_VB_SLOT_MIN ? (v & ~(size_t)63) - sizeof(struct tc_vb_msg) : TC_VB_EAGER_MIN;
-	if (v > TC_VB_EAGER_CAP)
-		v = TC_VB_EAGER_CAP;
 	if (env && *env) {
 		int ret = tc_parse_uint("TC_VERBS_EAGER", env, &u);
 
@@ -275,9 +329,10 @@ static void tc_vb_linger(struct tc_vb *vb, int timeout_ms)
 	struct timespec end;
 	int ms = timeout_ms < TC_VB_LINGER_MS ? timeout_ms : TC_VB_LINGER_MS;
 
+	vb->closing = 1; /* from now on every owed credit goes back at once */
 	tc_deadline(&end, ms);
 	for (;;) {
-		int waiting = 0;
+		int waiting = 0, starved = 0;
 
 		tc_vb_progress(vb);
 		for (int r = 0; r < vb->size; r++) {
@@ -285,20 +340,26 @@ static void tc_vb_linger(struct tc_vb *vb, int timeout_ms)
 
 			if (pe->state != TC_VB_UP)
 				continue;
-			if (!pe->bye_sent && pe->sq_used < TC_VB_SQ) {
+			tc_vb_flush(vb, r);
+			if (!pe->bye_sent && pe->sq_used < vb->sq && pe->credits) {
 				struct tc_vb_msg m = { .type = TC_VB_MSG_BYE };
 
 				m.credits = tc_vb_take_owed(pe);
 				if (tc_vb_send_ctrl(vb, r, &m))
 					continue; /* its QP is gone: nothing to wait for */
+				pe->credits--; /* the goodbye takes a receive of the pool too */
 				pe->bye_sent = 1;
 			}
+			starved |= !pe->bye_sent && !pe->credits;
 			if (!pe->bye_sent || !pe->bye_rcvd || pe->sq_used)
 				waiting++;
 		}
 		if (!waiting || tc_ns_left(&end) <= 0)
 			return;
-		tc_vb_block(vb, 10);
+		if (starved)
+			sched_yield(); /* a credit write wakes no one */
+		else
+			tc_vb_block(vb, 10);
 	}
 }
 
@@ -310,9 +371,11 @@ static void tc_vb_stats(const struct tc_vb *vb)
 	if (!env || !*env || !strcmp(env, "0"))
 		return;
 	fprintf(stderr, "libtoruscoll: verbs rank %d of %d: %llu progress calls, %llu reads of the rdma_cm channel, "
-		"%llu sleeps, %llu inline sends, %s\n", vb->rank, vb->size, (unsigned long long)vb->n_progress,
-		(unsigned long long)vb->n_cm_reads, (unsigned long long)vb->n_sleeps, (unsigned long long)vb->n_inline,
-		vb->spin_yield ? "yielding while it spins" : "spinning without yielding");
+		"%llu sleeps, %llu inline sends, %s; shared receive queue: %u receives of %u bytes posted "
+		"(a window of %u per peer), %zu bytes of slots and headers registered\n", vb->rank, vb->size,
+		(unsigned long long)vb->n_progress, (unsigned long long)vb->n_cm_reads, (unsigned long long)vb->n_sleeps,
+		(unsigned long long)vb->n_inline, vb->spin_yield ? "yielding while it spins" : "spinning without yielding",
+		vb->srq_posted, vb->slot, vb->window, tc_vb_slots_bytes(vb));
 }
 
 static void tc_vb_close(struct tc_tp *tp)
@@ -371,6 +434,7 @@ static void tc_vb_recv_eager(struct tc_vb *vb, uint32_t ri, int peer, uint64_t t
 	struct tc_vb_peer *pe = &vb->peers[peer];
 	struct tc_vb_unexp u;
 	uint32_t k;
+	int ret;
 
 	for (k = 0; k < pe->nunexp && pe->unexp[k].tag != tag; k++)
 		;
@@ -379,12 +443,11 @@ static void tc_vb_recv_eager(struct tc_vb *vb, uint32_t ri, int peer, uint64_t t
 	u = pe->unexp[k];
 	memmove(&pe->unexp[k], &pe->unexp[k + 1], (pe->nunexp - k - 1) * sizeof(*pe->unexp));
 	pe->nunexp--;
-	tc_vb_eager_deliver(vb, ri, vb->slots + ((size_t)peer * TC_VB_RQ + u.slot) * vb->slot, u.len);
-	if (pe->state == TC_VB_FAILED || pe->state == TC_VB_DRAINING)
-		return;
-	if (tc_vb_post_recv_slot(vb, peer, u.slot))
-		tc_vb_peer_down(vb, peer, -EIO, "reposting a receive failed");
-	else
+	tc_vb_eager_deliver(vb, ri, tc_vb_slot(vb, u.slot), u.len);
+	ret = tc_vb_post_recv_slot(vb, u.slot);
+	if (ret)
+		tc_vb_peer_down(vb, peer, ret, "reposting a shared receive failed");
+	else if (pe->state != TC_VB_FAILED && pe->state != TC_VB_DRAINING)
 		pe->owed++;
 }
 
@@ -526,12 +589,13 @@ int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_
 				}
 			return -ETIMEDOUT;
 		}
-		/* busy-poll while there is progress and briefly after, then sleep */
+		/* busy-poll while there is progress and briefly after, then sleep;
+		 * but not while credits are awaited: their write wakes no one */
 		if (tc_vb_progress(vb)) {
 			idle_from = left;
 			continue;
 		}
-		if (idle_from - left < vb->spin_ns) {
+		if (idle_from - left < vb->spin_ns || vb->starved) {
 			if (vb->spin_yield)
 				sched_yield(); /* oversubscribed: let the ranks we wait for run */
 			continue;

@@ -35,14 +35,22 @@ void tc_vb_peer_fail(struct tc_vb *vb, int rank, int err, const char *fmt, ...)
  * write of ours may have been acknowledged just before: so move the QP to
  * the error state, let every posted work request complete (in order, after
  * those), and fail the peer's remaining transfers only then (tc_vb_drained).
+ * The receives are the SRQ's and are not flushed with the QP: a zero-byte
+ * write posted now completes (flushed) after whatever the peer delivered
+ * before, so the drain waits for it too.
  */
 void tc_vb_peer_down(struct tc_vb *vb, int rank, int err, const char *why)
 {
 	struct tc_vb_peer *pe = &vb->peers[rank];
+	struct ibv_send_wr wr = {
+		.wr_id = (uint64_t)TC_VB_WR_CTRL << 56 | (uint64_t)rank << 32,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
 
 	if (pe->state == TC_VB_FAILED || pe->state == TC_VB_DRAINING)
 		return;
-	if (!pe->id || !pe->id->qp || (!pe->sq_used && !pe->rq_posted)) {
+	if (!pe->id || !pe->id->qp) {
 		tc_vb_peer_fail(vb, rank, err, "%s", why);
 		return;
 	}
@@ -54,6 +62,10 @@ void tc_vb_peer_down(struct tc_vb *vb, int rank, int err, const char *why)
 
 		ibv_modify_qp(pe->id->qp, &qa, IBV_QP_STATE);
 	}
+	if (!ibv_post_send(pe->id->qp, &wr, &bad))
+		pe->sq_used++;
+	else if (!pe->sq_used)
+		tc_vb_drained(vb, rank);
 }
 
 void tc_vb_drained(struct tc_vb *vb, int rank)
@@ -61,27 +73,54 @@ void tc_vb_drained(struct tc_vb *vb, int rank)
 	struct tc_vb_peer *pe = &vb->peers[rank];
 	char why[sizeof(pe->why)];
 
-	if (pe->state != TC_VB_DRAINING || pe->sq_used || pe->rq_posted)
+	if (pe->state != TC_VB_DRAINING || pe->sq_used)
 		return;
 	memcpy(why, pe->why, sizeof(why));
 	tc_vb_peer_fail(vb, rank, pe->err, "%s", why);
 }
 
-int tc_vb_post_recv_slot(struct tc_vb *vb, int rank, uint32_t slot)
+/* Post receive slot @slot to the shared receive queue. */
+int tc_vb_post_recv_slot(struct tc_vb *vb, uint32_t slot)
 {
-	struct tc_vb_peer *pe = &vb->peers[rank];
-	char *addr = vb->slots + ((size_t)rank * TC_VB_RQ + slot) * vb->slot;
-	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = vb->slot, .lkey = vb->slots_mr->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)tc_vb_slot(vb, slot), .length = vb->slot, .lkey = vb->slots_mr->lkey };
 	struct ibv_recv_wr wr = {
-		.wr_id = (uint64_t)TC_VB_WR_RECV << 56 | (uint64_t)rank << 32 | slot,
+		.wr_id = (uint64_t)TC_VB_WR_RECV << 56 | slot,
 		.sg_list = &sge,
 		.num_sge = 1,
 	}, *bad;
-	int ret = -ibv_post_recv(pe->id->qp, &wr, &bad);
+	int ret = -ibv_post_srq_recv(vb->srq, &wr, &bad);
 
 	if (!ret)
-		pe->rq_posted++;
+		vb->srq_posted++;
 	return ret;
+}
+
+static uint32_t tc_vb_qpn_hash(uint32_t qpn, uint32_t cap)
+{
+	return (qpn * 2654435761u) & (cap - 1);
+}
+
+/* The rank whose QP has number @qpn (a receive completion names only that), or -1. */
+int tc_vb_qp_rank(const struct tc_vb *vb, uint32_t qpn)
+{
+	for (uint32_t h = tc_vb_qpn_hash(qpn, vb->qpn_cap), k = 0; k < vb->qpn_cap; k++, h = (h + 1) & (vb->qpn_cap - 1)) {
+		if (!vb->qpn_map[h].rank1)
+			return -1;
+		if (vb->qpn_map[h].qpn == qpn)
+			return (int)vb->qpn_map[h].rank1 - 1;
+	}
+	return -1;
+}
+
+/* Remember which rank @qpn belongs to (at most one QP per peer: never full). */
+static void tc_vb_qpn_add(struct tc_vb *vb, uint32_t qpn, int rank)
+{
+	uint32_t h = tc_vb_qpn_hash(qpn, vb->qpn_cap);
+
+	while (vb->qpn_map[h].rank1 && vb->qpn_map[h].qpn != qpn)
+		h = (h + 1) & (vb->qpn_cap - 1);
+	vb->qpn_map[h].qpn = qpn;
+	vb->qpn_map[h].rank1 = rank + 1;
 }
 
 int tc_vb_make_qp(struct tc_vb *vb, int rank, struct rdma_cm_id *id)
@@ -89,13 +128,13 @@ int tc_vb_make_qp(struct tc_vb *vb, int rank, struct rdma_cm_id *id)
 	struct ibv_qp_init_attr qa = {
 		.send_cq = vb->cq,
 		.recv_cq = vb->cq,
-		.cap = { .max_send_wr = TC_VB_SQ, .max_recv_wr = TC_VB_RQ, .max_send_sge = 2, .max_recv_sge = 1,
+		.srq = vb->srq,
+		.cap = { .max_send_wr = vb->sq, .max_send_sge = 2,
 			 .max_inline_data = vb->no_inline ? sizeof(struct tc_vb_msg) : TC_VB_INLINE },
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 1,
 	};
 	struct tc_vb_peer *pe = &vb->peers[rank];
-	int ret;
 
 	/* a device that takes less inline gets asked for a control message's worth */
 	if (rdma_create_qp(id, vb->pd, &qa)) {
@@ -105,12 +144,8 @@ int tc_vb_make_qp(struct tc_vb *vb, int rank, struct rdma_cm_id *id)
 	}
 	pe->id = id;
 	pe->inline_max = vb->no_inline ? 0 : qa.cap.max_inline_data;
-	for (uint32_t s = 0; s < TC_VB_RQ; s++) {
-		ret = tc_vb_post_recv_slot(vb, rank, s);
-		if (ret)
-			return ret;
-	}
-	pe->credits = TC_VB_CREDITS;
+	tc_vb_qpn_add(vb, id->qp->qp_num, rank);
+	pe->credits = vb->window; /* the SRQ holds every peer's window already */
 	pe->owed = 0;
 	return 0;
 }
@@ -126,7 +161,7 @@ void tc_vb_conn_param(struct tc_vb *vb, struct rdma_conn_param *cp, struct tc_vb
 	cp->responder_resources = 0; /* no RDMA reads */
 	cp->initiator_depth = 0;
 	cp->retry_count = 7;
-	cp->rnr_retry_count = 0; /* receives are always posted first: an RNR is a bug, so fail loudly */
+	cp->rnr_retry_count = 0; /* the windows fit the SRQ: an RNR is a bug, so fail loudly */
 }
 
 /* The higher rank of a pair starts the connection. */
@@ -204,15 +239,15 @@ static int tc_vb_issue(struct tc_vb *vb, int rank, const struct tc_vb_op *op)
 			pe->owed += m.credits;
 	} else if (op->kind == TC_VB_OP_EAGER) {
 		/*
-		 * Header from the send ring (free: at most TC_VB_SQ - 1 sends
+		 * Header from the send ring (free: at most sq - 1 sends
 		 * are outstanding, in order). A message the QP takes inline is
 		 * copied into the work request by the post itself: the send is
 		 * done then (its completion only frees the send-queue slot, so
 		 * it names no record), and the caller's wait does not include
 		 * the round trip of its acknowledgement.
 		 */
-		struct tc_vb_msg *h = (struct tc_vb_msg *)(vb->slots + (size_t)vb->size * TC_VB_RQ * vb->slot +
-							    ((size_t)rank * TC_VB_SQ + pe->tx_next % TC_VB_SQ) * TC_VB_TXH);
+		struct tc_vb_msg *h = (struct tc_vb_msg *)(vb->slots + (size_t)vb->nslots * vb->slot +
+							    ((size_t)rank * vb->sq + pe->tx_next % vb->sq) * TC_VB_TXH);
 		struct ibv_sge sge[2] = {
 			{ .addr = (uintptr_t)h, .length = sizeof(*h), .lkey = vb->slots_mr->lkey },
 			{ .addr = (uintptr_t)(vb->buf + r->off), .length = r->len, .lkey = vb->mr->lkey },
@@ -272,18 +307,39 @@ static int tc_vb_issue(struct tc_vb *vb, int rank, const struct tc_vb_op *op)
 	return ret;
 }
 
+/* Credits returned by @rank's writes into our credit word for it since last read. */
+void tc_vb_read_credits(struct tc_vb *vb, int rank)
+{
+	struct tc_vb_peer *pe = &vb->peers[rank];
+	uint64_t v = __atomic_load_n(&vb->credit_word[rank], __ATOMIC_ACQUIRE);
+
+	if (v != pe->seen) {
+		pe->credits += (uint32_t)(v - pe->seen);
+		pe->seen = v;
+	}
+}
+
+/* Half the window owed (any owed credit while closing): report them. */
+int tc_vb_owes(const struct tc_vb *vb, const struct tc_vb_peer *pe)
+{
+	uint32_t half = vb->window / 2 ? vb->window / 2 : 1;
+
+	return pe->owed >= (vb->closing ? 1 : half);
+}
+
 /* Send what the queue holds as far as credits and send slots allow; report
- * owed credits when half the window is owed and nothing else carries them.
- * A credit message needs no credit, and one is sent only after the peer
- * spent half a window, which it cannot do again before it has seen this
- * one: at most two are ever unseen at the peer (TC_VB_EXTRA). */
+ * owed credits when half the window is owed and nothing else carried them:
+ * an RDMA write of the running total into the peer's credit word for us
+ * (inline, so nothing of ours has to stay registered for it) consumes no
+ * receive there. */
 void tc_vb_flush(struct tc_vb *vb, int rank)
 {
 	struct tc_vb_peer *pe = &vb->peers[rank];
 
 	if (pe->state != TC_VB_UP)
 		return;
-	while (pe->qhead != pe->qtail && pe->credits && pe->sq_used < TC_VB_SQ && !pe->bye_rcvd) {
+	tc_vb_read_credits(vb, rank);
+	while (pe->qhead != pe->qtail && pe->credits && pe->sq_used < vb->sq && !pe->bye_rcvd) {
 		struct tc_vb_op op = pe->q[pe->qhead % pe->cap_q];
 
 		pe->qhead++;
@@ -291,16 +347,29 @@ void tc_vb_flush(struct tc_vb *vb, int rank)
 		if (tc_vb_issue(vb, rank, &op))
 			return;
 	}
-	if (pe->owed >= TC_VB_CREDITS / 2 && pe->sq_used < TC_VB_SQ) {
-		struct tc_vb_msg m = { .type = TC_VB_MSG_CREDIT };
-		int ret;
+	/* a peer whose goodbye came sends nothing more, and may be gone at any
+	 * moment: a write to it would wait for an acknowledgement that never comes */
+	if (tc_vb_owes(vb, pe) && pe->sq_used < vb->sq && !pe->bye_rcvd) {
+		uint64_t total = pe->returned + pe->owed;
+		struct ibv_sge sge = { .addr = (uintptr_t)&total, .length = sizeof(total) };
+		struct ibv_send_wr wr = {
+			.wr_id = (uint64_t)TC_VB_WR_CTRL << 56 | (uint64_t)rank << 32,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = pe->card.credit_addr + (uint64_t)vb->rank * sizeof(uint64_t),
+				     .rkey = pe->card.credit_rkey },
+		}, *bad;
+		int ret = -ibv_post_send(pe->id->qp, &wr, &bad);
 
-		m.credits = tc_vb_take_owed(pe);
-		ret = tc_vb_send_ctrl(vb, rank, &m);
 		if (ret) {
-			pe->owed += m.credits;
-			tc_vb_peer_fail(vb, rank, ret, "posting a credit message failed: %s", tc_strerror(ret));
+			tc_vb_peer_fail(vb, rank, ret, "posting a credit write failed: %s", tc_strerror(ret));
+			return;
 		}
+		pe->sq_used++;
+		pe->returned = total;
+		pe->owed = 0;
 	}
 }
 

@@ -28,14 +28,14 @@
  *
  * Data, two protocols chosen by the message's length (both sides know it:
  * a receive names the same length as its send):
- *  - eager, up to TC_VERBS_EAGER bytes (tc_vb_eager_env: by default 8152,
- *    an 8 KiB receive slot after the 40-byte header, down to 984 in 1 KiB
- *    slots as the job grows): the sender SENDs header
- *    (tag, length) and data, gathered straight from its registered buffer,
- *    into one of the receive slots the peer keeps posted for it; the
- *    receiver copies the data to where its receive points. One that arrives
- *    before its receive is posted keeps its slot until then (its credit is
- *    returned only then, so the sender cannot overrun the slots).
+ *  - eager, up to TC_VERBS_EAGER bytes (by default 8152, an 8 KiB receive
+ *    slot after the 40-byte header, whatever the job size): the sender
+ *    SENDs header (tag, length) and data, gathered straight from its
+ *    registered buffer, into one of the receive slots of the shared receive
+ *    queue; the receiver copies the data to where its receive points. One
+ *    that arrives before its receive is posted keeps its slot until then
+ *    (its credit is returned only then, so the sender cannot overrun the
+ *    slots).
  *  - rendezvous above that: the receive posts a ready-to-receive message
  *    (RTR: tag, address, length, rkey, record index) to its source; the
  *    matching send (same source, same tag) RDMA-WRITEs the bytes straight
@@ -45,23 +45,27 @@
  * Small messages go eager because the RTR's extra one-way trip dominates
  * them, and the limit sits where a 4 KiB block's direct message still goes
  * eager (what was measured either way: docs/verbs.md).
- * The price is a copy per byte on arrival and slot memory: 68 slots per
- * peer, so the default limit shrinks with the job (16 MiB of slots a rank).
- * The executor packs multi-segment messages (max_segs = 1), so a message is
- * one contiguous span of the buffer either way.
  *
- * Flow control: RTRs, eager messages and WRITE_WITH_IMMs all consume a
- * receive at the peer, so each side holds credits: TC_VB_CREDITS receives
- * the peer posted for it and has not reported consumed. Every RTR, eager
- * send and data write spends one; the receiver reposts a receive as soon as
- * it is done with it and returns the credits piggybacked on its next RTR or
- * eager header (a field) or write (the immediate's top byte), or in an
- * explicit credit message once half the window is owed. Credit messages
- * spend no credit: TC_VB_EXTRA receives more than the window are posted for
- * them (at most two can be outstanding unseen, see tc_vb_flush). Hence no
- * send ever finds its receive missing: the QPs are set to rnr_retry 0, so a
- * receiver-not-ready would fail the transfer loudly instead of stalling
- * 0.66 s per retry (rxe's counters confirm none occur). Send queue slots are
+ * Receives: one shared receive queue (SRQ) for every QP of the rank, as
+ * UCX's rc_verbs with SRQ and MVAPICH do, holding TC_VB_POOL slots (or one
+ * per peer when the job has more peers than that): the eager limit, the
+ * slot memory and the receives posted no longer grow with the job.
+ *
+ * Flow control: RTRs, eager messages, goodbyes and WRITE_WITH_IMMs all
+ * consume a receive at the peer, so each side holds credits: a window of
+ * receives of the shared pool the peer set aside for it (the same on every
+ * rank: the pool divided by the peers, at most TC_VB_CREDITS, at least 1)
+ * and has not reported consumed. The windows of all peers add up to no more
+ * than the receives posted, so no send ever finds the queue empty: the QPs
+ * are set to rnr_retry 0, so a receiver-not-ready would fail the transfer
+ * loudly instead of stalling 0.66 s per retry (rxe's counters confirm none
+ * occur). Every RTR, eager send, goodbye and data write spends one; the
+ * receiver reposts a receive as soon as it is done with it and returns the
+ * credits piggybacked on its next RTR or eager header (a field) or write
+ * (the immediate's top byte), or, once half the window is owed, by an RDMA
+ * write of the running total of credits so returned into the peer's credit
+ * word (its card names the address): a write consumes no receive, so
+ * returning credits needs no reserve in the pool. Send queue slots are
  * counted too; what has no credit or slot waits in a per-peer queue, sent in
  * order as completions come back.
  *
@@ -105,10 +109,9 @@
 #include "transport/bootstrap.h"
 #include "transport/transport.h"
 
-#define TC_VB_CREDITS 64  /* receives per peer a sender may consume unreported */
-#define TC_VB_EXTRA 4	  /* more receives, for credit messages */
-#define TC_VB_RQ (TC_VB_CREDITS + TC_VB_EXTRA)
-#define TC_VB_SQ (TC_VB_CREDITS + TC_VB_EXTRA + 8)
+#define TC_VB_CREDITS 64  /* receives per peer a sender may consume unreported, at most */
+#define TC_VB_POOL 512	  /* receive slots in the shared receive queue (at least one per peer) */
+#define TC_VB_SQ_EXTRA 4  /* send-queue slots per peer beyond its window: credit writes, the goodbye */
 #define TC_VB_SLOT_MIN 1024 /* bytes per receive slot at least: a control message or an eager one */
 #define TC_VB_SLOT_MAX 16384
 #define TC_VB_TXH 64	  /* bytes per eager-send header in the send ring */
@@ -130,9 +133,11 @@
 #define TC_VB_IMM_CREDIT_SHIFT 24
 
 enum tc_vb_wr { TC_VB_WR_RECV = 1, TC_VB_WR_CTRL, TC_VB_WR_DATA };
-enum tc_vb_msg_type { TC_VB_MSG_RTR = 1, TC_VB_MSG_CREDIT, TC_VB_MSG_EAGER, TC_VB_MSG_BYE };
+enum tc_vb_msg_type { TC_VB_MSG_RTR = 1, TC_VB_MSG_EAGER = 3, TC_VB_MSG_BYE };
 /* DRAINING: the connection broke; its QP is in the error state and flushes
- * what was posted before the peer's transfers are failed (FAILED). */
+ * what was posted (and a last zero-byte write posted after it, so that what
+ * the peer delivered before is reaped first) before the peer's transfers are
+ * failed (FAILED). */
 enum tc_vb_state { TC_VB_IDLE, TC_VB_CONNECTING, TC_VB_ACCEPTING, TC_VB_UP, TC_VB_DRAINING, TC_VB_FAILED };
 
 /* The control message (SEND into a posted receive slot). */
@@ -150,10 +155,8 @@ struct tc_vb_msg {
 _Static_assert(sizeof(struct tc_vb_msg) <= TC_VB_TXH, "control message larger than its slot");
 /* The largest eager limit: what fits the largest receive slot after its header. */
 #define TC_VB_EAGER_MAX (TC_VB_SLOT_MAX - sizeof(struct tc_vb_msg))
-#define TC_VB_EAGER_MIN (TC_VB_SLOT_MIN - sizeof(struct tc_vb_msg))
-/* The default's ceiling (a 4 KiB block's direct message goes eager) and budget. */
+/* The default (a 4 KiB block's direct message goes eager). */
 #define TC_VB_EAGER_CAP (8192 - sizeof(struct tc_vb_msg))
-#define TC_VB_SLOT_BUDGET (16u << 20)
 
 /* What each rank publishes about itself for one communicator. */
 struct tc_vb_card {
@@ -166,6 +169,8 @@ struct tc_vb_card {
 	uint32_t seq;
 	uint32_t eager; /* eager threshold: must be the same on every rank */
 	char host[36];
+	uint32_t credit_rkey; /* the credit words: peers RDMA-write returned credits there */
+	uint64_t credit_addr; /* uint64_t per rank, indexed by the writer's rank */
 };
 
 /* rdma_cm private data of a connection request. */
@@ -199,9 +204,10 @@ struct tc_vb_peer {
 	enum tc_vb_state state;
 	int err;	     /* DRAINING, FAILED: negative errno */
 	char why[96];	     /* DRAINING, FAILED: what happened */
-	uint32_t rq_posted;  /* receives posted on its QP, not completed */
-	uint32_t credits;    /* receives the peer has posted for us, unspent */
+	uint32_t credits;    /* receives the peer set aside for us, unspent */
 	uint32_t owed;	     /* receives we reposted and have not reported */
+	uint64_t returned;   /* credits we returned by writing its credit word (running total) */
+	uint64_t seen;	     /* our credit word for it as last read (running total it returned) */
 	uint32_t sq_used;
 	struct tc_vb_rtr *rtr;
 	uint32_t nrtr, cap_rtr;
@@ -239,10 +245,22 @@ struct tc_vb {
 	char *buf;
 	size_t buf_bytes;
 	struct ibv_mr *mr;
-	char *slots; /* P * TC_VB_RQ receive slots, then P * TC_VB_SQ eager-send headers */
+	struct ibv_srq *srq;
+	char *slots; /* nslots receive slots, then P * sq eager-send headers, then P credit words */
 	struct ibv_mr *slots_mr;
-	uint32_t eager; /* messages up to this many bytes go eager (0: none) */
-	uint32_t slot;	/* bytes per receive slot: the header and eager bytes, 64-aligned */
+	uint64_t *credit_word; /* [rank]: the running total of credits that rank returned to us */
+	struct ibv_mr *credit_mr;
+	uint32_t eager;	 /* messages up to this many bytes go eager (0: none) */
+	uint32_t slot;	 /* bytes per receive slot: the header and eager bytes, 64-aligned */
+	uint32_t window; /* credits each peer starts with: the pool shared out */
+	uint32_t nslots; /* receive slots in the SRQ: (size - 1) * window */
+	uint32_t sq;	 /* send-queue slots per peer: window + TC_VB_SQ_EXTRA */
+	uint32_t srq_posted; /* receives posted in the SRQ, not completed */
+	uint8_t closing;     /* in tc_vb_linger: return every owed credit at once */
+	uint8_t starved;     /* a queued operation waits for a credit write (no completion comes) */
+	/* QP number -> rank, open addressing (qpn_cap a power of two, rank + 1; 0 empty) */
+	struct { uint32_t qpn, rank1; } *qpn_map;
+	uint32_t qpn_cap;
 	struct tc_vb_peer *peers;
 	struct tc_boot boot;
 	int size, rank;
@@ -265,6 +283,11 @@ static inline struct tc_vb *to_vb(struct tc_tp *tp)
 	return tp->priv;
 }
 
+static inline char *tc_vb_slot(const struct tc_vb *vb, uint32_t slot)
+{
+	return vb->slots + (size_t)slot * vb->slot;
+}
+
 static inline const char *tc_vb_host(const struct tc_vb *vb, int rank)
 {
 	return vb->peers[rank].card.host[0] ? vb->peers[rank].card.host : "?";
@@ -282,12 +305,15 @@ void tc_vb_peer_fail(struct tc_vb *vb, int rank, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void tc_vb_peer_down(struct tc_vb *vb, int rank, int err, const char *why);
 void tc_vb_drained(struct tc_vb *vb, int rank);
-int tc_vb_post_recv_slot(struct tc_vb *vb, int rank, uint32_t slot);
+int tc_vb_post_recv_slot(struct tc_vb *vb, uint32_t slot);
+int tc_vb_qp_rank(const struct tc_vb *vb, uint32_t qpn);
 int tc_vb_make_qp(struct tc_vb *vb, int rank, struct rdma_cm_id *id);
 void tc_vb_conn_param(struct tc_vb *vb, struct rdma_conn_param *cp, struct tc_vb_hello *h);
 int tc_vb_connect(struct tc_vb *vb, int rank);
 int tc_vb_send_ctrl(struct tc_vb *vb, int rank, const struct tc_vb_msg *m);
 uint8_t tc_vb_take_owed(struct tc_vb_peer *pe);
+void tc_vb_read_credits(struct tc_vb *vb, int rank);
+int tc_vb_owes(const struct tc_vb *vb, const struct tc_vb_peer *pe);
 void tc_vb_flush(struct tc_vb *vb, int rank);
 int tc_vb_enqueue(struct tc_vb *vb, int rank, uint8_t kind, uint32_t rec);
 int tc_vb_match(struct tc_vb *vb, uint32_t rec, const struct tc_vb_rtr *t);
