@@ -338,6 +338,29 @@ int main(void)
 		/* TC_PART_ALGO=name: only that algorithm (for working on one) */
 		if (getenv("TC_PART_ALGO") && strcmp(getenv("TC_PART_ALGO"), a->name))
 			continue;
+		if (!a->part && a->send_steps) {
+			/* no part generator, but a lower bound: check it on every 2D torus */
+			int nb = 0;
+
+			for (int r = 3; r <= 16; r++)
+				for (int c = 3; c <= 16; c++) {
+					int dims[2] = { r, c }, npk;
+					struct tc_sched *s = NULL;
+					const char *w = NULL;
+
+					if (tc_shape_init(&sh, 2, dims, 3, 0) || !a->send_steps(&sh, &npk))
+						continue;
+					snprintf(name, sizeof(name), "%dx%d", r, c);
+					if (a->build(&sh, &s, &w)) {
+						tap_ok(0, "%s %s: a lower bound is given but the build fails: %s", a->name, name, w);
+						continue;
+					}
+					check_bound(a, s, name);
+					tc_sched_free(s);
+					nb++;
+				}
+			tap_ok(nb > 0, "%s (%s): lower bound checked on %d shapes", a->name, tc_coll_str(a->coll), nb);
+		}
 		if (!a->part) {
 			size_t off = strlen(fall);
 

@@ -667,9 +667,49 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	return __tc_gossip_build(shape, &spec, out, why, NULL);
 }
 
+/*
+ * 2D with an even side (the partial cycles of ham1_2d_rule): the packets
+ * the busiest cycle link passes (__tc_gossip_send_steps). 0 elsewhere (3D
+ * and up, both sides odd: layouts found by search) and on shapes build
+ * refuses.
+ */
+static uint64_t send_steps(const struct tc_shape *shape, int *npackets)
+{
+	struct ham1_2d x = { .sh = shape };
+	struct tc_gossip_spec spec = {
+		.algo = "gossip-ham1",
+		.npackets = 1,
+		.want_cycles = 2,
+		.rule = ham1_2d_rule,
+		.ctx = &x,
+	};
+	uint64_t steps = 0;
+	int a, b;
+
+	*npackets = 1;
+	if (shape->ndims != 2 || shape->wrap_mask != 3u || shape->one_port || shape->dims[0] < 3 ||
+	    shape->dims[1] < 3)
+		return 0;
+	a = shape->dims[0];
+	b = shape->dims[1];
+	if ((a & 1) && (b & 1))
+		return 0;
+	if (!(a & 1) && ((b & 1) || a <= b)) {
+		x.rowdim = 0;
+		x.coldim = 1;
+	} else {
+		x.rowdim = 1;
+		x.coldim = 0;
+	}
+	if (__tc_gossip_send_steps(shape, &spec, &steps))
+		return 0;
+	return steps;
+}
+
 const struct tc_algo tc_algo_gossip_ham1 = {
 	.name = "gossip-ham1",
 	.coll = TC_ALLGATHER,
 	.summary = "1-packet gossip on partial Hamiltonian cycles, 2D/3D/d-D (Meyer and Sibeyn, Thm 2-4)",
 	.build = build,
+	.send_steps = send_steps,
 };

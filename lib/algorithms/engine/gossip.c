@@ -990,3 +990,87 @@ int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec 
 	g_free(&g);
 	return err;
 }
+
+/*
+ * A lower bound for the cost model (struct tc_algo.send_steps): the rule's
+ * cycles and where every packet enters them, without running anything. A
+ * packet entering cycle c (length m) at place i passes the forward links of
+ * places i .. i + floor(m/2) - 1 and the backward links of i .. i - (m - 2 -
+ * floor(m/2)), each as its own event, and a link sends one event a step, so
+ * the PU whose forward (or backward) link the most packets pass sends in at
+ * least that many steps. O(N) time and memory.
+ */
+int __tc_gossip_send_steps(const struct tc_shape *shape, const struct tc_gossip_spec *spec, uint64_t *steps)
+{
+	struct g_state g;
+	const char *why = NULL;
+	int *cnt = NULL, err;
+
+	*steps = 0;
+	memset(&g, 0, sizeof(g));
+	if (spec->want_cycles < 1 || spec->want_cycles > TC_GOSSIP_MAX_CYCLES ||
+	    (spec->npackets != 1 && spec->npackets != spec->want_cycles))
+		return -EINVAL;
+	g.sh = shape;
+	g.spec = spec;
+	g.n = shape->nodes;
+	g.np = 2 * shape->ndims;
+	g.nitems = g.n * spec->npackets;
+	g.pair = malloc((size_t)g.n * g.np * sizeof(int));
+	g.pos = malloc((size_t)TC_GOSSIP_MAX_CYCLES * g.n * sizeof(int));
+	g.used = calloc((size_t)g.n * g.np, 1);
+	g.item_cyc = malloc(g.nitems * sizeof(int));
+	g.item_at = malloc(g.nitems * sizeof(int));
+	g.item_t0 = malloc(g.nitems * sizeof(int));
+	g.item_port = malloc(g.nitems * sizeof(int));
+	cnt = malloc((size_t)g.n * sizeof(int));
+	err = g.pair && g.pos && g.used && g.item_cyc && g.item_at && g.item_t0 && g.item_port && cnt ? 0 : -ENOMEM;
+	for (int i = 0; !err && i < TC_GOSSIP_MAX_CYCLES * g.n; i++)
+		g.pos[i] = -1;
+	if (!err)
+		err = g_rules(&g, &why);
+	if (!err)
+		err = g_trace(&g, &why);
+	if (!err)
+		err = g_inject(&g, NULL, &why);
+	for (int c = 0; !err && c < g.ncyc; c++) {
+		const int m = g.clen[c], f = g_half_fwd(m), b = m - 1 - f;
+
+		memset(cnt, 0, (size_t)m * sizeof(int));
+		for (int it = 0; it < g.nitems; it++)
+			if (g.item_cyc[it] == c)
+				cnt[g.pos[c * g.n + g.item_at[it]]]++;
+		/* sliding windows round the cycle: entries at j - f + 1 .. j (forward), j .. j + b - 1 (backward) */
+		for (int dir = 0; dir < 2; dir++) {
+			const int w = dir ? b : f;
+			uint64_t sum = 0;
+
+			if (w <= 0)
+				continue;
+			for (int k = 0; k < w; k++)
+				sum += cnt[k % m];
+			for (int j = 0; j < m; j++) {
+				if (sum > *steps)
+					*steps = sum;
+				sum += cnt[(j + w) % m];
+				sum -= cnt[j];
+			}
+		}
+	}
+	free(cnt);
+	for (int c = 0; c < TC_GOSSIP_MAX_CYCLES; c++) {
+		free(g.cnode[c]);
+		free(g.cfwd[c]);
+		free(g.cbwd[c]);
+	}
+	free(g.pair);
+	free(g.pos);
+	free(g.used);
+	free(g.item_cyc);
+	free(g.item_at);
+	free(g.item_t0);
+	free(g.item_port);
+	if (err)
+		*steps = 0;
+	return err;
+}

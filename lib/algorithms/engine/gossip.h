@@ -63,6 +63,14 @@ struct tc_gossip_info {
 int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_sched **out,
 		      const char **why, struct tc_gossip_info *info);
 
+/*
+ * A lower bound on the steps some PU sends in (struct tc_algo.send_steps),
+ * from the rule's cycles and where the packets enter them, nothing run:
+ * 0 with *steps, or -errno (*steps 0) where the rule does not make the
+ * cycles the construction has. O(N).
+ */
+int __tc_gossip_send_steps(const struct tc_shape *shape, const struct tc_gossip_spec *spec, uint64_t *steps);
+
 /* gossip-ham1 on a d-D torus, d >= 3 (allgather/gossip_ham1_kd.c); the
  * caller has checked the shape is an all-port torus with sides >= 3. */
 int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why);
