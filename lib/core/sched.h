@@ -224,6 +224,15 @@ struct tc_algo {
 	 * (auto skips a candidate whose bound another candidate's price beats).
 	 */
 	uint64_t (*send_steps)(const struct tc_shape *shape, int *npackets);
+	/*
+	 * Optional: hand the whole schedule's messages, step by step, without
+	 * their blocks (nblk set), in the builder's order, to the cost model
+	 * (tc_cost_begin on a shell of shape, coll and npackets; time_us[k] for
+	 * sizes[k] and *cost as tc_cost_eval_sizes): the price without the
+	 * P(P-1) block moves. 0, or -EOPNOTSUPP with *why, or another -errno.
+	 */
+	int (*price)(const struct tc_shape *shape, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		     double *time_us, struct tc_cost *cost, const char **why);
 };
 /* Every block its own message straight to its destination: P(P-1) messages,
  * too many for the algorithm choice to build and price on large P. */

@@ -21,7 +21,8 @@
  * schedule is verified and priced from its cell (core/part_sym.h), one whose
  * nodes send alike up to a translation is priced from the parts of one cell
  * of nodes (core/part_price.h: saad-schultz, bcast-pattern, calvin on a
- * prime side), any other by a
+ * prime side); one with a price function (bruck allgather) from its
+ * messages without their blocks; any other by a
  * streamed build (built, verified and priced step by step, not kept: only the
  * winner is then built for keeping), and the direct algorithms
  * (TC_ALGO_DIRECT_P2: P(P-1) messages) are not priced; their files give no
@@ -111,6 +112,9 @@ static void price(enum tc_coll_id coll, const struct tc_shape *shape, const stru
 			snprintf(c->why, sizeof(c->why), "%s: schedule fails verification: %.150s", a->name,
 				 r.first_violation);
 		tc_verify_report_free(&r);
+	} else if (a->price) {
+		/* the schedule's messages without their blocks (struct tc_algo.price) */
+		err = a->price(shape, p, sizes, n, t, &cost, &why);
 	} else if (tc_algo_priced_from_parts(a, shape) &&
 		   (err = tc_sched_price_parts(a, shape, p, sizes, n, t, &cost, &ptot, &why)) != -EOPNOTSUPP) {
 		/* from the parts of one cell of nodes (core/part_price.h); nothing else is built */

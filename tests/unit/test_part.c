@@ -211,6 +211,37 @@ static void check_bound(const struct tc_algo *a, const struct tc_sched *s, const
 	       a->name, name, (unsigned long long)most, (unsigned long long)steps, s->npackets, npk, worst);
 }
 
+/* An algorithm's own price without blocks (struct tc_algo.price) against the whole schedule's. */
+static void check_price_fn(const struct tc_algo *a, const struct tc_sched *s, const char *name)
+{
+	static const unsigned int flags[3] = { 0, TC_COST_DIRECT, TC_COST_HOST };
+	const size_t sizes[2] = { 8, 4096 };
+	char msg[300] = "";
+	int ok = 1;
+
+	for (int f = 0; f < 3 && ok; f++) {
+		struct tc_cost_params p;
+		struct tc_cost whole, c;
+		const char *why = NULL;
+		double tw[2], tp[2];
+		int err;
+
+		tc_cost_params_default(&p);
+		p.flags = flags[f];
+		p.lat_us = flags[f] ? 2.0 : 0;
+		p.msg_us = flags[f] ? 0.5 : 0;
+		ok = !tc_cost_eval_sizes(s, &p, sizes, 2, tw, &whole);
+		err = a->price(&s->shape, &p, sizes, 2, tp, &c, &why);
+		ok = ok && !err && c.steps == whole.steps && c.transmission_blocks == whole.transmission_blocks &&
+		     c.lockstep_blocks == whole.lockstep_blocks && c.max_link_blocks == whole.max_link_blocks &&
+		     fabs(tp[0] - tw[0]) <= 1e-9 * tw[0] && fabs(tp[1] - tw[1]) <= 1e-9 * tw[1];
+		snprintf(msg, sizeof(msg), "flags %u: %d: %s; startups %u/%u, transmission %g/%g, time %g/%g and %g/%g us",
+			 flags[f], err, err ? why : "ok", c.steps, whole.steps, c.transmission_blocks,
+			 whole.transmission_blocks, tp[0], tw[0], tp[1], tw[1]);
+	}
+	tap_ok(ok, "%s %s: its price without blocks is the whole schedule's (%s)", a->name, name, msg);
+}
+
 static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, const char *name, int *npoints)
 {
 	struct tc_verify_report r;
@@ -254,6 +285,8 @@ static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, cons
 		       nwhole > before ? "" : " and checks against its peers", ok ? "" : ": ", ok ? "" : msg);
 		if (tc_algo_translated(a, sh))
 			check_translated(a, s, name);
+		if (a->price)
+			check_price_fn(a, s, name);
 		if (a->send_steps && a->send_steps(sh, &npk)) /* 0: no bound known on this shape */
 			check_bound(a, s, name);
 		if (a->price_mod[0] && ((s->claims & TC_CLAIM_CONTENTION_FREE) || tc_algo_priced_from_parts(a, sh)))

@@ -18,9 +18,11 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/direct.h"
+#include "core/cost.h"
 
 #define BRUCK_CITE \
 	"baseline: Bruck et al. 1997 concatenation allgather, routed messages (All-to-All Communication slides, comparisons)"
@@ -111,10 +113,63 @@ static int part(struct tc_part *pt, const char **why)
 	return err;
 }
 
+/*
+ * The price without the blocks: every step's N messages (x -> x - dist,
+ * min(dist, N - dist) blocks each), routed and ordered as the build emits
+ * them, handed to the cost model. O(N log N) messages in all, where the
+ * whole schedule holds N(N-1) block moves.
+ */
+static int price(const struct tc_shape *shape, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		 double *time_us, struct tc_cost *cost, const char **why)
+{
+	const int n = shape->nodes;
+	struct tc_cost_state *c = NULL;
+	struct tc_sched *shell;
+	struct tc_dmsg *m = malloc(sizeof(*m) * (n > 0 ? n : 1));
+	struct tc_msg *v = malloc(sizeof(*v) * (n > 0 ? n : 1));
+	uint32_t st = 0;
+	int err;
+
+	shell = tc_sched_new(shape, TC_ALLGATHER, "bruck", BRUCK_CITE, TC_CLAIM_PERMUTATION);
+	err = shell && m && v && n >= 2 ? 0 : -ENOMEM;
+	if (!err)
+		err = tc_cost_begin(shell, p, sizes, nsizes, &c);
+	for (int dist = 1; dist < n && !err; dist *= 2, st++) {
+		struct tc_step_view view = { .step = st, .nmsgs = (uint32_t)n, .msgs = v, .blks = NULL };
+
+		for (int x = 0; x < n; x++)
+			tc_direct_msg(shape, &m[x], x, x, (x - dist + n) % n);
+		tc_direct_sort(m, n);
+		for (int i = 0; i < n; i++) {
+			memset(&v[i], 0, sizeof(v[i]));
+			v[i].src = m[i].src;
+			v[i].dst = m[i].dst;
+			memcpy(v[i].route, m[i].route, sizeof(v[i].route));
+			v[i].step = st;
+			v[i].nblk = dist < n - dist ? dist : n - dist;
+			v[i].op = TC_MSG_COPY;
+		}
+		err = tc_cost_step(c, &view);
+	}
+	if (!err) {
+		err = tc_cost_end(c, shell, time_us, cost);
+		c = NULL;
+	}
+	if (c)
+		tc_cost_end(c, NULL, NULL, NULL);
+	if (err)
+		*why = "bruck: pricing the schedule's messages failed";
+	tc_sched_free(shell);
+	free(m);
+	free(v);
+	return err;
+}
+
 const struct tc_algo tc_algo_bruck_ag = {
 	.name = "bruck",
 	.coll = TC_ALLGATHER,
 	.summary = "baseline: Bruck / recursive doubling allgather",
 	.build = build,
 	.part = part,
+	.price = price,
 };

@@ -70,6 +70,11 @@ static int cmp_dmsg(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+void tc_direct_sort(struct tc_dmsg *m, size_t n)
+{
+	qsort(m, n, sizeof(*m), cmp_dmsg);
+}
+
 int tc_direct_one_block(struct tc_sched *s, const struct tc_dmsg *m, void *arg)
 {
 	(void)arg;
@@ -82,7 +87,7 @@ int tc_direct_emit_step(struct tc_sched *s, struct tc_dmsg *m, size_t n, tc_dire
 
 	if (err < 0)
 		return err;
-	qsort(m, n, sizeof(*m), cmp_dmsg);
+	tc_direct_sort(m, n);
 	for (size_t i = 0; i < n; i++) {
 		err = tc_sched_msg(s, m[i].src, m[i].dst, m[i].route);
 		if (err < 0)

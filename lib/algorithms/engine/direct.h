@@ -49,6 +49,9 @@ int tc_direct_emit_step(struct tc_sched *s, struct tc_dmsg *m, size_t n, tc_dire
 int tc_direct_done(struct tc_sched *s, struct tc_dmsg *m, int err, struct tc_sched **out, const char **why,
 		   const char *oom_why, const char *fail_why);
 
+/* Put a step's n messages in the order tc_direct_emit_step adds them. */
+void tc_direct_sort(struct tc_dmsg *m, size_t n);
+
 /* Add the message src -> dst, routed as tc_direct_route, to a node's part (core/part.h). */
 int tc_direct_part_msg(struct tc_part *pt, int src, int dst);
 
