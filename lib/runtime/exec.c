@@ -181,6 +181,7 @@ static int tc_coll_prog(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan
 	pg.n = p->step_first[p->nsteps];
 	pg.dep_first = p->dep_first;
 	pg.deps = p->deps;
+	pg.built = &p->built[!!u->on];
 	ret = comm->tp.ops->prog(&comm->tp, &pg, comm->tp.timeout_ms, &we, &posted);
 	if (!posted)
 		return 0; /* a limit of the module (its words in tc_last_error): step by step */

@@ -46,6 +46,13 @@ void tc_plan_free(struct tc_plan *p)
 	free(p->sreg);
 	free(p->dep_first);
 	free(p->deps);
+	for (int i = 0; i < 2; i++) {
+		if (p->built[i]) {
+			free(p->built[i]->descs);
+			free(p->built[i]->map);
+			free(p->built[i]);
+		}
+	}
 	free(p);
 }
 

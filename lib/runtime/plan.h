@@ -55,6 +55,9 @@ struct tc_plan {
 	uint32_t *dep_first;
 	uint32_t *deps;
 	uint32_t ndeps;
+	/* The transport's encoding of the program, staged ([0]) and zero
+	 * copy ([1]), built on the first call that runs it. */
+	struct tc_prog_built *built[2];
 };
 
 /* 0 and *out, or -errno with tc_last_error() set. */

@@ -70,10 +70,8 @@ struct tc_dev {
 	int prog_signal; /* TORUS_FEAT_PROG_SIGNAL: a transfer may wait for several */
 	uint32_t max_prog_descs, max_prog_counters, max_prog_fanout;
 	uint64_t max_prog_timeout_ns;
-	struct torus_prog_desc *pdescs; /* pcap */
-	uint32_t *pmap;			/* pcap: program index -> transfer */
-	uint32_t *ctr;			/* per transfer: the counter it signals, or none */
-	uint32_t pcap, xcap;
+	uint32_t *ctr;			/* xcap: per transfer, the counter it signals, or none */
+	uint32_t xcap;
 };
 
 static struct tc_dev *to_dev(struct tc_tp *tp)
@@ -313,8 +311,6 @@ static void tc_dev_close(struct tc_tp *tp)
 	free(dev->descs);
 	free(dev->cqes);
 	free(dev->out);
-	free(dev->pdescs);
-	free(dev->pmap);
 	free(dev->ctr);
 	free(dev);
 }
@@ -566,11 +562,13 @@ static int tc_dev_dereg(struct tc_tp *tp, uint32_t key)
  * own, which one TORUS_OP_SIGNAL per member feeds, and waits for all of
  * them (threshold = their number). Nothing but these dependencies orders
  * the transfers: no step barrier. The kernel checks the program whole, so
- * a refusal (a limit) posted nothing.
+ * a refusal (a limit) posted nothing. Built once per plan into *b (its
+ * own arrays, sized to the program): later calls post it unchanged.
  */
-static int tc_dev_prog_build(struct tc_dev *dev, const struct tc_prog *pg, uint32_t *count, uint32_t *ncounters)
+static int tc_dev_prog_build(struct tc_dev *dev, const struct tc_prog *pg, struct tc_prog_built *b)
 {
-	uint32_t nd = 0, nc = 0, need = pg->n, xcap = dev->xcap, pcap = dev->pcap, mcap = dev->pcap;
+	uint32_t nd = 0, nc = 0, need = pg->n, xcap = dev->xcap;
+	struct torus_prog_desc *pdescs;
 
 	for (unsigned int i = 0; i < pg->n; i++) {
 		uint32_t nk = pg->dep_first[i + 1] - pg->dep_first[i];
@@ -585,12 +583,13 @@ static int tc_dev_prog_build(struct tc_dev *dev, const struct tc_prog *pg, uint3
 	if (need > dev->max_prog_descs)
 		return tc_err(-E2BIG, "transport dev: the program needs %u descriptors, the module takes %u", need,
 			      dev->max_prog_descs);
-	if (tc_grow((void **)&dev->ctr, &xcap, pg->n, sizeof(*dev->ctr), 64) ||
-	    tc_grow((void **)&dev->pdescs, &pcap, need, sizeof(*dev->pdescs), 64) ||
-	    tc_grow((void **)&dev->pmap, &mcap, need, sizeof(*dev->pmap), 64))
+	if (tc_grow((void **)&dev->ctr, &xcap, pg->n, sizeof(*dev->ctr), 64))
 		return tc_err(-ENOMEM, "transport dev: out of memory for a program of %u descriptors", need);
 	dev->xcap = xcap;
-	dev->pcap = pcap < mcap ? pcap : mcap;
+	b->descs = pdescs = calloc(need, sizeof(*pdescs));
+	b->map = malloc(need * sizeof(*b->map));
+	if (!b->descs || !b->map)
+		return tc_err(-ENOMEM, "transport dev: out of memory for a program of %u descriptors", need);
 	/* ctr[j]: first the number of transfers waiting for j, then j's counter */
 	memset(dev->ctr, 0, pg->n * sizeof(*dev->ctr));
 	for (unsigned int i = 0; i < pg->n; i++)
@@ -607,28 +606,66 @@ static int tc_dev_prog_build(struct tc_dev *dev, const struct tc_prog *pg, uint3
 		if (nk > 1) {
 			own = nc++;
 			for (uint32_t k = 0; k < nk; k++) {
-				pd = &dev->pdescs[nd];
-				memset(pd, 0, sizeof(*pd));
+				pd = &pdescs[nd];
 				pd->desc.op = TORUS_OP_SIGNAL;
 				pd->wait_counter = dev->ctr[pg->deps[k0 + k]];
 				pd->wait_threshold = 1;
 				pd->signal_counter = own;
-				dev->pmap[nd++] = i;
+				b->map[nd++] = i;
 			}
 		}
-		pd = &dev->pdescs[nd];
+		pd = &pdescs[nd];
 		tc_dev_desc(dev, &pg->x[i], &pd->desc, i);
 		pd->__reserved = 0;
 		pd->wait_counter = nk > 1 ? own : nk ? dev->ctr[pg->deps[k0]] : TORUS_PROG_NO_COUNTER;
 		pd->wait_threshold = nk;
 		pd->signal_counter = dev->ctr[i];
-		dev->pmap[nd++] = i;
+		b->map[nd++] = i;
 	}
 	if (nc > dev->max_prog_counters)
 		return tc_err(-E2BIG, "transport dev: the program needs %u counters, the module takes %u", nc,
 			      dev->max_prog_counters);
-	*count = nd;
-	*ncounters = nc;
+	b->count = nd;
+	b->ncounters = nc;
+	return 0;
+}
+
+/* The program of pg: the one kept in *pg->built, else built there now. */
+static int tc_dev_prog_get(struct tc_dev *dev, const struct tc_prog *pg, const struct tc_prog_built **out)
+{
+	struct tc_prog_built *b = *pg->built;
+	int ret;
+
+	if (b && b->x == pg->x) {
+		*out = b;
+		if (b->err)
+			return tc_err(b->err, "transport dev: the plan's program was refused at its first call");
+		return 0;
+	}
+	if (b) {
+		free(b->descs);
+		free(b->map);
+	} else {
+		b = malloc(sizeof(*b));
+		if (!b)
+			return tc_err(-ENOMEM, "transport dev: out of memory for a program");
+		*pg->built = b;
+	}
+	memset(b, 0, sizeof(*b));
+	b->x = pg->x;
+	ret = tc_dev_prog_build(dev, pg, b);
+	if (ret) {
+		free(b->descs);
+		free(b->map);
+		b->descs = NULL;
+		b->map = NULL;
+		/* out of memory may pass; a limit of the module does not */
+		b->err = ret == -ENOMEM ? 0 : ret;
+		if (!b->err)
+			b->x = NULL;
+		return ret;
+	}
+	*out = b;
 	return 0;
 }
 
@@ -649,6 +686,7 @@ static int tc_dev_prog(struct tc_tp *tp, const struct tc_prog *pg, int timeout_m
 {
 	struct tc_dev *dev = to_dev(tp);
 	struct torus_prog_post pp = { .size = sizeof(pp), .desc_size = sizeof(struct torus_prog_desc) };
+	const struct tc_prog_built *b = NULL;
 	uint64_t tmo = timeout_ms > 0 ? (uint64_t)timeout_ms * 1000000ull : 0;
 	struct timespec end;
 	int ret;
@@ -659,17 +697,19 @@ static int tc_dev_prog(struct tc_tp *tp, const struct tc_prog *pg, int timeout_m
 		return 0;
 	if (tc_dev_grow(dev, 64))
 		return tc_err(-ENOMEM, "transport dev: out of memory");
-	ret = tc_dev_prog_build(dev, pg, &pp.count, &pp.ncounters);
+	ret = tc_dev_prog_get(dev, pg, &b);
 	if (ret)
 		return ret;
-	pp.descs = (uintptr_t)dev->pdescs;
+	pp.count = b->count;
+	pp.ncounters = b->ncounters;
+	pp.descs = (uintptr_t)b->descs;
 	pp.timeout_ns = tmo < dev->max_prog_timeout_ns ? tmo : dev->max_prog_timeout_ns;
 	tp->n_posts++;
 	if (ioctl(dev->fd, TORUS_IOC_PROG_POST, &pp) < 0) {
 		ret = -errno;
 		if (pp.error_index < pp.count)
 			return tc_err(ret, "transport dev: program of %u descriptors refused at %u (transfer %u): %s",
-				      pp.count, pp.error_index, dev->pmap[pp.error_index], tc_strerror(ret));
+				      pp.count, pp.error_index, b->map[pp.error_index], tc_strerror(ret));
 		return tc_err(ret, "transport dev: program of %u descriptors refused: %s", pp.count, tc_strerror(ret));
 	}
 	*posted = 1;
@@ -702,7 +742,7 @@ static int tc_dev_prog(struct tc_tp *tp, const struct tc_prog *pg, int timeout_m
 			if (!c->status)
 				return 0;
 			if (!err->status || c->status == -ETIMEDOUT || c->status == -ECANCELED)
-				tc_dev_prog_err(err, pg, c->status, c->peer < pp.count ? dev->pmap[c->peer] : UINT32_MAX);
+				tc_dev_prog_err(err, pg, c->status, c->peer < pp.count ? b->map[c->peer] : UINT32_MAX);
 			return c->status;
 		}
 		if (ret == -EINTR)

@@ -114,15 +114,34 @@ struct tc_wait_err {
 };
 
 /*
+ * A program as the transport encodes it, built on a plan's first program
+ * call and kept with the plan (runtime/plan.c frees it): the descriptors
+ * name the transfers' segment lists by address, so a later call of the
+ * same plan posts it as it is (zero copy: tc_plan_keys writes the call's
+ * keys into those lists). err: the build's refusal (a module limit), kept
+ * so that later calls do not build it again.
+ */
+struct tc_prog_built {
+	const struct tc_xfer *x; /* the transfers it encodes */
+	int err;
+	uint32_t count, ncounters;
+	void *descs; /* count descriptors in the transport's encoding */
+	uint32_t *map; /* count entries: descriptor -> transfer */
+};
+
+/*
  * A program (the device with TORUS_FEAT_PROGRAM): transfer i starts once
  * every transfer deps[dep_first[i] .. dep_first[i + 1]) has completed
- * (each index below i), with no process step in between.
+ * (each index below i), with no process step in between. *built: the
+ * encoding kept from an earlier call of the same transfers, or NULL (the
+ * transport builds it there).
  */
 struct tc_prog {
 	const struct tc_xfer *x;
 	unsigned int n;
 	const uint32_t *dep_first; /* n + 1 entries */
 	const uint32_t *deps;
+	struct tc_prog_built **built;
 };
 
 struct tc_transport_ops {
