@@ -284,15 +284,19 @@ static int sym_items(const struct sym_entry *e, const struct tc_part *p, struct 
 }
 
 /*
- * The period on sh: algo's where it divides a wrapping dimension, else the
- * whole dimension (no translation there, always a symmetry). The cell's size.
+ * The period on sh: algo's (sym_period's, if it has one) where it divides a
+ * wrapping dimension, else the whole dimension (no translation there, always a symmetry). The cell's size.
  */
 static int sym_eff_mod(const struct tc_algo *algo, const struct tc_shape *sh, int *mod)
 {
-	int cell = 1;
+	int per[TC_MAX_DIMS], cell = 1;
 
+	for (int d = 0; d < sh->ndims; d++)
+		per[d] = algo->sym_mod[d];
+	if (algo->sym_period)
+		algo->sym_period(sh, per);
 	for (int d = 0; d < sh->ndims; d++) {
-		int m = algo->sym_mod[d];
+		int m = per[d];
 
 		mod[d] = ((sh->wrap_mask >> d) & 1) && m >= 1 && !(sh->dims[d] % m) ? m : sh->dims[d];
 		cell *= mod[d];

@@ -233,6 +233,12 @@ struct tc_algo {
 	 */
 	int (*price)(const struct tc_shape *shape, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
 		     double *time_us, struct tc_cost *cost, const char **why);
+	/*
+	 * Where the period depends on the shape (mtk: 2k on k dimensions):
+	 * sets mod[d] for every dimension of sh, and sym_mod[0] only says
+	 * that there is one. NULL: sym_mod is the period.
+	 */
+	void (*sym_period)(const struct tc_shape *sh, int *mod);
 };
 /* Every block its own message straight to its destination: P(P-1) messages,
  * too many for the algorithm choice to build and price on large P. */

@@ -199,9 +199,9 @@ err:
 	return ret < 0 ? ret : -ENOMEM;
 }
 
-static const struct tc_algo t_hops = { "t-hops", TC_ALLTOALL, "test", build_hops, 0, NULL, { 0 }, { 0 }, NULL, NULL };
-static const struct tc_algo t_worm = { "t-worm", TC_ALLTOALL, "test", build_worm, 0, NULL, { 0 }, { 0 }, NULL, NULL };
-static const struct tc_algo t_ag2 = { "t-ag2", TC_ALLGATHER, "test", build_ag2, 0, NULL, { 0 }, { 0 }, NULL, NULL };
+static const struct tc_algo t_hops = { .name = "t-hops", .coll = TC_ALLTOALL, .summary = "test", .build = build_hops };
+static const struct tc_algo t_worm = { .name = "t-worm", .coll = TC_ALLTOALL, .summary = "test", .build = build_worm };
+static const struct tc_algo t_ag2 = { .name = "t-ag2", .coll = TC_ALLGATHER, .summary = "test", .build = build_ag2 };
 
 /* ---- running a collective on every node ---------------------------------- */
 

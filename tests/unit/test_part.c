@@ -46,6 +46,8 @@ static const struct shape_case more[] = {
 	{ "16", 0, 0 },	     { "8", 1, 0 },	  { "8", 0, 1 },
 	/* mt3's period (6) below a whole side */
 	{ "12x6x6", 0, 1 },
+	/* mtk and pt4 on 4-D (sides 4 or multiples of 8); pt4's period (8) below a whole side */
+	{ "4x4x4x4", 0, 1 }, { "8x4x4x4", 0, 1 }, { "16x4x4x4", 0, 1 },
 };
 
 /* Shapes of the current algorithm whose parts its generator leaves to the fallback (TC_PART_WHOLE). */

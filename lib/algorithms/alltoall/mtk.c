@@ -21,6 +21,7 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/oneport.h"
+#include "core/part_sym.h"
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
@@ -42,9 +43,36 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			  tc_op_mt_plan, &mt, out);
 }
 
+/*
+ * The period: every block's hops are its own (the one-port engine's plan),
+ * and what decides them commutes with the translations by 2k in every
+ * dimension: the group (sum of coordinates mod k), the position in the k x
+ * ... x k sub-mesh (coordinates mod k) and AR1's parity on the stride-k
+ * rings (ring index mod 2). A side of k (one-node rings) stays whole.
+ */
+static void period(const struct tc_shape *sh, int *mod)
+{
+	for (int d = 0; d < sh->ndims; d++)
+		mod[d] = 2 * sh->ndims;
+}
+
+/*
+ * Node n's part, from the blocks of one cell of (2k)^k sources
+ * (core/part_sym.c): 2 nodes on a ring (AR1), 16 on 2-D (the one-port AT2),
+ * 216 on 3-D (MT3); 4096 on 4-D, where it is that many times the node's own
+ * traffic.
+ */
+static int part(struct tc_part *p, const char **why)
+{
+	return tc_part_translate(p, &tc_algo_mtk, why);
+}
+
 const struct tc_algo tc_algo_mtk = {
 	.name = "mtk",
 	.coll = TC_ALLTOALL,
 	.summary = "one-port k-D torus, sides multiples of 2k: k*ceil(N1/4k)+k^2 steps (Liu et al., Multidimensional Tori, Sec. 5.3, Algorithm MTk)",
 	.build = build,
+	.part = part,
+	.sym_mod = { 1 }, /* the period is period()'s */
+	.sym_period = period,
 };
