@@ -68,12 +68,15 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/allport.h"
 #include "core/cost.h"
+#include "core/part.h"
+#include "core/part_sym.h"
 
 /*
  * A timetable: per route variable (origin class, offset) and step, the hop:
@@ -903,9 +906,292 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	return tc_sched_done(s, err, out, why, "opt2d: internal error building the schedule");
 }
 
+/*
+ * One node's part on a torus (or an odd ring). A block's hops are its
+ * variable's timetable (origin class, offset), so the blocks node n sends in
+ * step st are, for every variable that hops in st, the one whose origin is
+ * n minus the variable's displacement before st, if that origin is of the
+ * variable's class; what n receives, likewise with the displacement after
+ * st. The timetables (the search) and, per variable and step, the hops made
+ * before it are kept once per shape; a node's part then walks the
+ * variables once (ncx * ncy * P * S, its traffic times a small factor), and
+ * one message of a peer (the local check) one step of them.
+ */
+struct o2_shape {
+	struct tc_shape sh;
+	struct o2 g;
+	uint16_t *pre; /* per variable and step: x-hops (low byte) and y-hops made before it */
+	uint8_t *sgn;  /* per variable: 1 its x-hops go -, 2 its y-hops go - */
+	/* per step st and port: the variables that hop there, hops[first[4st+port] .. first[4st+port+1]) */
+	uint32_t *first, *hops;
+	int err;
+	uint64_t used;
+};
+
+#define O2_CACHE 4
+static pthread_mutex_t o2_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct o2_shape o2_cache[O2_CACHE]; /* protected by o2_lock */
+static uint64_t o2_clock;		    /* protected by o2_lock */
+
+static int o2_prefix(struct o2_shape *e)
+{
+	const struct o2 *g = &e->g;
+
+	e->pre = malloc((size_t)g->nvars * g->S * sizeof(*e->pre) + 1);
+	e->sgn = calloc((size_t)g->nvars + 1, 1);
+	if (!e->pre || !e->sgn)
+		return -ENOMEM;
+	e->first = calloc((size_t)4 * g->S + 2, sizeof(*e->first));
+	if (!e->first)
+		return -ENOMEM;
+	for (size_t i = 0; i < (size_t)g->nvars * g->S; i++)
+		if (g->seq[i])
+			e->first[i % g->S * 4 + g->seq[i] - 1 + 2]++;
+	for (int k = 0; k < 4 * g->S; k++)
+		e->first[k + 2] += e->first[k + 1];
+	e->hops = malloc((size_t)e->first[4 * g->S + 1] * sizeof(*e->hops) + 1);
+	if (!e->hops)
+		return -ENOMEM;
+	for (int v = 0; v < g->nvars; v++) {
+		const uint8_t *q = &g->seq[(size_t)v * g->S];
+		uint16_t *w = &e->pre[(size_t)v * g->S];
+		int x = 0, y = 0;
+
+		for (int st = 0; st < g->S; st++)
+			if (q[st])
+				e->hops[e->first[st * 4 + q[st] - 1 + 1]++] = (uint32_t)v;
+
+		for (int st = 0; st < g->S; st++) {
+			w[st] = (uint16_t)(x | y << 8);
+			x += q[st] == 1 || q[st] == 2;
+			y += q[st] == 3 || q[st] == 4;
+			if (q[st] == 2)
+				e->sgn[v] |= 1;
+			if (q[st] == 4)
+				e->sgn[v] |= 2;
+		}
+	}
+	return 0;
+}
+
+/* The timetables of torus sh, built once; o2_lock held. */
+static struct o2_shape *o2_get(const struct tc_shape *sh)
+{
+	struct o2_shape *e, *victim = &o2_cache[0];
+
+	for (int i = 0; i < O2_CACHE; i++) {
+		e = &o2_cache[i];
+		if (e->used && tc_shape_equal(&e->sh, sh)) {
+			e->used = ++o2_clock;
+			return e;
+		}
+		if (e->used < victim->used)
+			victim = e;
+	}
+	e = victim;
+	o2_free(&e->g);
+	free(e->pre);
+	free(e->sgn);
+	free(e->first);
+	free(e->hops);
+	memset(e, 0, sizeof(*e));
+	e->sh = *sh;
+	e->g.sh = &e->sh;
+	e->used = ++o2_clock;
+	e->err = o2_setup(&e->g, sh->dims[0], sh->ndims > 1 ? sh->dims[1] : 1, 1, 1);
+	if (!e->err)
+		e->err = o2_torus(&e->g);
+	if (!e->err)
+		e->err = o2_prefix(e);
+	return e;
+}
+
+struct o2_item {
+	uint32_t step;
+	uint8_t recv, port;
+	int32_t a, b;
+};
+
+/* A message's place in a part: step, sends first, port. */
+#define O2_KEY(x) ((x)->step * 8u + (x)->recv * 4u + (x)->port)
+
+static int o2_mod(int x, int n)
+{
+	return ((x % n) + n) % n;
+}
+
+/* Node n's blocks (sends, and unless only >= 0 receives: then only step only's sends to peer); o2_lock held. */
+static int o2_items(const struct o2_shape *e, int n, int64_t only, int peer, struct o2_item **out, uint32_t *cnt)
+{
+	const struct o2 *g = &e->g;
+	const int S = g->S, R = g->r, C = g->c, nd = e->sh.ndims;
+	int nc[TC_MAX_DIMS] = { 0 };
+	struct o2_item *v = NULL;
+	uint32_t nv = 0, cap = 0;
+
+	tc_shape_coords(&e->sh, n, nc);
+	for (int sp = only >= 0 ? 4 * (int)only : 0; sp < (only >= 0 ? 4 * (int)only + 4 : 4 * S); sp++)
+		for (uint32_t k = e->first[sp]; k < e->first[sp + 1]; k++) {
+			const int st = sp / 4;
+
+			/* the local check asks for the sends to one peer: other ports' are not kept */
+			if (peer >= 0 && tc_shape_neighbor(&e->sh, n, sp % 4) != peer)
+				break;
+			const int var = (int)e->hops[k];
+			const int cl = var / (g->wx * g->wy), cx = cl / g->ncy, cy = cl % g->ncy;
+			const int ix = var / g->wy % g->wx, iy = var % g->wy;
+			const int h = g->seq[(size_t)var * S + st], pw = e->pre[(size_t)var * S + st];
+			const int dx = pw & 0xff, dy = pw >> 8;
+			int sx, sy;
+
+			/* every x-hop of a variable goes one way, every y-hop too */
+			sx = e->sgn[var] & 1 ? -1 : 1;
+			sy = e->sgn[var] & 2 ? -1 : 1;
+			for (int recv = 0; recv < (only >= 0 ? 1 : 2); recv++) {
+				int ox, oy, c[TC_MAX_DIMS] = { 0 };
+
+				/* the origin: n less the hops made before st (after it: recv) */
+				ox = o2_mod(nc[0] - sx * (dx + (recv && h <= 2)), R);
+				oy = C < 2 ? 0 : o2_mod(nc[1] - sy * (dy + (recv && h > 2)), C);
+				if (ox % g->ncx != cx || oy % g->ncy != cy)
+					continue;
+				if (tc_grow((void **)&v, &cap, nv + 1, sizeof(*v), 1024)) {
+					free(v);
+					return -ENOMEM;
+				}
+				c[0] = ox;
+				if (nd > 1)
+					c[1] = oy;
+				v[nv].a = tc_shape_node(&e->sh, c);
+				c[0] = (ox + ix) % R;
+				if (nd > 1)
+					c[1] = (oy + iy) % C;
+				v[nv].b = tc_shape_node(&e->sh, c);
+				v[nv].step = (uint32_t)st;
+				v[nv].recv = (uint8_t)recv;
+				v[nv].port = (uint8_t)(h - 1);
+				nv++;
+			}
+		}
+	*out = v;
+	*cnt = nv;
+	return 0;
+}
+/* 2x2: the one step of o2_build_2x2, node n's three sends and three receives. */
+static int o2_part_2x2(struct tc_part *p)
+{
+	static const int8_t routes[3][TC_MAX_DIMS] = { { -1, 0 }, { 0, -1 }, { 1, 1 } };
+	const int n = p->node;
+	int err = tc_part_at(p, 0);
+
+	p->cite = "one step on 2x2 at the bisection bound (Liu et al., All-Port Tori, Lemma 1)";
+	p->claims = TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST;
+	for (int k = 0; k < 3 && !err; k++) {
+		int8_t back[TC_MAX_DIMS] = { 0 };
+		int dst = tc_shape_walk(&p->shape, n, routes[k]), src;
+
+		for (int d = 0; d < 2; d++)
+			back[d] = (int8_t)-routes[k][d];
+		src = tc_shape_walk(&p->shape, n, back);
+		err = tc_part_msg(p, n, dst, routes[k]);
+		if (!err)
+			err = tc_part_blk(p, n, dst);
+		if (!err)
+			err = tc_part_msg(p, src, n, routes[k]);
+		if (!err)
+			err = tc_part_blk(p, src, n);
+	}
+	return err ? err : tc_part_finish(p, 1);
+}
+
+static int part(struct tc_part *p, const char **why)
+{
+	const struct tc_shape *sh = &p->shape;
+	const int n = p->node;
+	struct o2_item *it = NULL, *srt = NULL;
+	struct o2_shape *e;
+	uint32_t nit = 0, nsteps = 0;
+	int err;
+
+	if (sh->ndims > 2) {
+		*why = "opt2d: rings and 2-D shapes only; use allport-kd or pad for 3-D and up";
+		return -EOPNOTSUPP;
+	}
+	if (sh->one_port) {
+		*why = "opt2d: all-port algorithm; the one-port family handles one-port shapes";
+		return -EOPNOTSUPP;
+	}
+	if (sh->ndims == 1 && (sh->wrap_mask & 1) && !(sh->dims[0] & 1)) {
+		/* An even ring is AR's schedule (build): its part from AR's cell. */
+		err = tc_part_translate(p, &tc_algo_ar, why);
+		if (!err) {
+			p->algo = "opt2d";
+			p->cite = "Liu et al., All-Port Tori, Sec. III-A (Algorithm AR) for even rings";
+		}
+		return err;
+	}
+	if (sh->ndims == 2 && sh->wrap_mask == 3 && sh->dims[0] == 2 && sh->dims[1] == 2)
+		return o2_part_2x2(p);
+	/* Meshes search every block's timetable (o2_block_search): no part alone. */
+	if (sh->wrap_mask != (1u << sh->ndims) - 1)
+		return TC_PART_WHOLE;
+	p->cite = "one-hop shortest-path timetable reaching the bisection bound (Liu et al., All-Port Tori, Lemma 1, generalised to any parity)";
+	p->claims = TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP;
+	pthread_mutex_lock(&o2_lock);
+	e = o2_get(sh);
+	err = e->err;
+	if (!err) {
+		nsteps = (uint32_t)e->g.S;
+		err = o2_items(e, n, tc_part_only_step(p), tc_part_only_peer(p), &it, &nit);
+	}
+	pthread_mutex_unlock(&o2_lock);
+	if (err) {
+		*why = "opt2d: out of memory for the timetables";
+		return err;
+	}
+	/* by step, sends before receives, port: a counting sort (tc_part_finish orders the blocks) */
+	if (nit) {
+		uint32_t *at = calloc((size_t)8 * nsteps + 1, sizeof(*at));
+
+		srt = malloc(nit * sizeof(*srt));
+		if (!at || !srt) {
+			free(at);
+			free(it);
+			free(srt);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < nit; i++)
+			at[O2_KEY(&it[i]) + 1]++;
+		for (uint32_t k = 1; k < 8 * nsteps; k++)
+			at[k] += at[k - 1];
+		for (uint32_t i = 0; i < nit; i++)
+			srt[at[O2_KEY(&it[i])]++] = it[i];
+		free(at);
+	}
+	for (uint32_t i = 0; i < nit && !err; i++) {
+		const struct o2_item *x = &srt[i];
+
+		if (!i || O2_KEY(x) != O2_KEY(&srt[i - 1])) {
+			int8_t route[TC_MAX_DIMS] = { 0 };
+			int peer = tc_shape_neighbor(sh, n, x->recv ? x->port ^ 1 : x->port);
+
+			route[x->port / 2] = (int8_t)(x->port & 1 ? -1 : 1);
+			err = tc_part_at(p, x->step);
+			if (!err)
+				err = x->recv ? tc_part_msg(p, peer, n, route) : tc_part_msg(p, n, peer, route);
+		}
+		if (!err)
+			err = tc_part_blk(p, x->a, x->b);
+	}
+	free(it);
+	free(srt);
+	return err ? err : tc_part_finish(p, nsteps);
+}
+
 const struct tc_algo tc_algo_opt2d = {
 	.name = "opt2d",
 	.coll = TC_ALLTOALL,
 	.summary = "any 2D torus or mesh, any ring: one-hop shortest-path timetable at the bisection bound",
 	.build = build,
+	.part = part,
 };
