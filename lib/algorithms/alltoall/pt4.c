@@ -22,6 +22,7 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/oneport.h"
+#include "core/part_sym.h"
 
 struct pt4 {
 	int ar1_len;   /* steps of one AR1 sub-step of a plane stage */
@@ -98,10 +99,26 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			  2 * p.stage_len + 4, max_hops, pt4_plan, &p, out);
 }
 
+/*
+ * Node n's part: every block's hops are its own (pt4_plan), decided by the
+ * node's parity (period 2), the logical AT2 group and 2x2 position
+ * (coordinates / 2, period 4) and AR1's ring index parity on the rings of
+ * every fourth node (coordinates / 4 mod 2): period 8 in every dimension
+ * (4 is not: the AR1 parity differs), so the part comes from the blocks of
+ * one 8x8x8x8 cell of sources (core/part_sym.c); a side of 4 stays whole.
+ * That cell is 4096 sources, that many times the node's own traffic.
+ */
+static int part(struct tc_part *p, const char **why)
+{
+	return tc_part_translate(p, &tc_algo_pt4, why);
+}
+
 const struct tc_algo tc_algo_pt4 = {
 	.name = "pt4",
 	.coll = TC_ALLTOALL,
 	.summary = "one-port 4D torus as two 2D tori, sides multiples of 8: 4*ceil(N1/16)+12 steps "
 		   "(Liu et al., Multidimensional Tori, Sec. 5.1, Algorithm PT4)",
 	.build = build,
+	.part = part,
+	.sym_mod = { 8, 8, 8, 8 },
 };
