@@ -62,6 +62,7 @@
 #include "algorithms/algos.h"
 #include "algorithms/engine/allport.h"
 #include "core/cost.h"
+#include "core/part_sym.h"
 
 #define KD_MAX_ORDERS (2 * TC_MAX_DIMS)
 #define KD_MAX_JUMPS 130 /* rings up to 254 nodes: at most 64 sub-ring jumps */
@@ -94,6 +95,7 @@ struct kd {
 	/* engine callback state */
 	const struct tc_ap *ap;
 	int phase;
+	int32_t *tie_rank; /* per offset: its rank among the phase's ties on its dimension */
 };
 
 static int32_t *kd_bundle(struct kd *g, int i, int d)
@@ -626,6 +628,42 @@ static int kd_dim(void *arg, int node, int32_t a, int32_t b)
 	return g->order[g->choice[idx]][g->phase];
 }
 
+/*
+ * The ties of a phase: the offsets whose dimension in it is d and that are
+ * half of that ring away. Every node holds one block of each offset, so
+ * alternating them by their rank in offset order, not in the order they
+ * reached the node, gives every node the same halves as before (the message
+ * sizes and so the cost are unchanged) and makes the schedule commute with
+ * the translations that keep coordinate parities: a node's part then comes
+ * from a cell (part()).
+ */
+static void kd_ties(struct kd *g)
+{
+	int cnt[TC_MAX_DIMS] = { 0 };
+
+	for (int o = 0; o < g->noffs; o++) {
+		int d = g->order[g->choice[o]][g->phase];
+
+		g->tie_rank[o] = 2 * g->off[(size_t)o * g->k + d] == g->sh->dims[d] ? cnt[d]++ : 0;
+	}
+}
+
+static int kd_tie(void *arg, int node, int d, int32_t a, int32_t b)
+{
+	const struct kd *g = arg;
+	const int *oc = tc_ap_coords(g->ap, a), *tc = tc_ap_coords(g->ap, b);
+	int idx = 0;
+
+	(void)node;
+	(void)d;
+	for (int k = 0; k < g->k; k++) {
+		int n = g->sh->dims[k], diff = tc[k] - oc[k];
+
+		idx = idx * n + (diff < 0 ? diff + n : diff);
+	}
+	return g->tie_rank[idx] & 1;
+}
+
 static int build_kd(const struct tc_shape *shape, struct kd *g, struct tc_sched **out, const char **why)
 {
 	int stride[TC_MAX_DIMS] = { 0 };
@@ -664,7 +702,8 @@ static int build_kd(const struct tc_shape *shape, struct kd *g, struct tc_sched 
 	g->bundle = calloc((size_t)g->k * g->k * g->maxL, sizeof(*g->bundle));
 	g->phase_cost = calloc(g->k, sizeof(*g->phase_cost));
 	g->delay = calloc((size_t)g->k * g->k * g->maxL, sizeof(*g->delay));
-	if (!g->choice || !g->off || !g->bundle || !g->phase_cost || !g->delay)
+	g->tie_rank = malloc((size_t)g->noffs * sizeof(*g->tie_rank));
+	if (!g->choice || !g->off || !g->bundle || !g->phase_cost || !g->delay || !g->tie_rank)
 		goto out;
 	for (int o = 0; o < g->noffs; o++)
 		tc_shape_coords(shape, o, &g->off[(size_t)o * g->k]);
@@ -684,11 +723,14 @@ static int build_kd(const struct tc_shape *shape, struct kd *g, struct tc_sched 
 	g->ap = &ap;
 	ap.wait = kd_wait;
 	ap.wait_ctx = g;
+	ap.tie = kd_tie;
+	ap.tie_ctx = g;
 	for (int o = 0; o < shape->nodes && !err; o++)
-		for (int t = 0; t < shape->nodes && !err; t++)
+		for (int t = 0; t < shape->nodes && !err && tc_sched_src_kept(s, o); t++)
 			if (t != o)
 				err = tc_ap_hold(&ap, o, o, t);
 	for (g->phase = 0; g->phase < g->k && err >= 0; g->phase++) {
+		kd_ties(g);
 		ap.relay = g->relay[g->phase];
 		err = tc_ap_phase(&ap, stride, g->start[g->phase], g->split[g->phase], g->swap[g->phase], kd_dim, g);
 	}
@@ -701,6 +743,7 @@ out:
 	free(g->bundle);
 	free(g->phase_cost);
 	free(g->delay);
+	free(g->tie_rank);
 	return tc_sched_done(s, err, out, why, "allport-kd: internal error building the schedule");
 }
 
@@ -721,9 +764,30 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	return err;
 }
 
+/*
+ * The period: AR's primary direction is a node's parity on an even ring
+ * (its ties alternate by offset, kd_ties), an odd ring's relay has no
+ * parity, and a block's order and waits follow its offset: translations by
+ * 2 on even sides, by 1 on odd ones.
+ */
+static void period(const struct tc_shape *sh, int *mod)
+{
+	for (int d = 0; d < sh->ndims; d++)
+		mod[d] = sh->dims[d] % 2 ? 1 : 2;
+}
+
+/* Node n's part, from the blocks of one cell of at most 2^k sources (core/part_sym.c). */
+static int part(struct tc_part *p, const char **why)
+{
+	return tc_part_translate(p, &tc_algo_allport_kd, why);
+}
+
 const struct tc_algo tc_algo_allport_kd = {
 	.name = "allport-kd",
 	.coll = TC_ALLTOALL,
 	.summary = "all-port k-D torus, any parity: AR or one-hop relays on every dimension's rings at once, k phases, orders by offset",
 	.build = build,
+	.part = part,
+	.sym_mod = { 1 }, /* the period is period()'s */
+	.sym_period = period,
 };

@@ -207,6 +207,13 @@ static int ap_phase_setup(const struct tc_ap *ap, struct ap_phase *ph, const int
 	return steps;
 }
 
+/* The half of node n's ties on dimension d block {a, b} is in (struct tc_ap.tie), else the
+ * next of *count's alternation. */
+static int ap_tie(const struct tc_ap *ap, int n, int d, int32_t a, int32_t b, int *count)
+{
+	return ap->tie ? ap->tie(ap->tie_ctx, n, d, a, b) & 1 : (*count)++ & 1;
+}
+
 /*
  * A relayed block: to its direction's list, or to wait (ap->wait) before it
  * leaves. An even ring's antipodes alternate between the directions, the
@@ -216,7 +223,7 @@ static int ap_file_relay(struct tc_ap *ap, struct ap_phase *ph, int n, int d, co
 {
 	int w;
 
-	if (2 * e == ph->L[d] && ((ph->ties[d]++ & 1) ^ ap_parity(ap, n, d, ph->stride[d])))
+	if (2 * e == ph->L[d] && (ap_tie(ap, n, d, it->a, it->b, &ph->ties[d]) ^ ap_parity(ap, n, d, ph->stride[d])))
 		e = -e;
 	w = ap->wait ? ap->wait(ap->wait_ctx, d, e) : 0;
 
@@ -333,11 +340,11 @@ static int ap_stage1(struct tc_ap *ap, const struct ap_phase *ph, int n, int d, 
 		 * parity; or (tie_by_origin) splits by the parity of the block's
 		 * origin across the other dimensions (ap_tie_parity), then the node's. */
 		if (2 * it.e == L && L % 4 == 0)
-			it.e = ((ph->split >> d) & 1 && (ties++ & 1)) ? -prim * it.e : prim * it.e;
+			it.e = ((ph->split >> d) & 1 && ap_tie(ap, n, d, it.a, it.b, &ties)) ? -prim * it.e : prim * it.e;
 		else if (2 * it.e == L && ap->tie_by_origin)
 			it.e = (par ^ ap_tie_parity(ap, n, d, it.a)) ? it.e : -it.e;
 		else if (2 * it.e == L)
-			it.e = (par ^ (ties++ & 1)) ? it.e : -it.e;
+			it.e = (par ^ ap_tie(ap, n, d, it.a, it.b, &ties)) ? it.e : -it.e;
 		if (it.e & 1)
 			err = vec_push(&ap->out[it.e > 0 ? 0 : 1], it.a, it.b, it.e);
 		else

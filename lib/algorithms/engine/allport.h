@@ -69,6 +69,14 @@ struct tc_ap_item {
  * stretch to the last arrival.
  */
 typedef int (*tc_ap_wait_fn)(void *ctx, int d, int e);
+/*
+ * Which half (0 or 1) of the ties that node holds on dimension d block
+ * {a, b} is in, where they alternate (Stage 1 of L = 2 mod 4, split
+ * antipodes, relayed antipodes): the k-th tie's half is k & 1 without it.
+ * A function of the block, not of the order blocks arrived in, makes the
+ * schedule commute with translations (core/part_sym.c).
+ */
+typedef int (*tc_ap_tie_fn)(void *ctx, int node, int d, int32_t a, int32_t b);
 #define TC_AP_MAX_WAIT 32
 
 struct tc_ap_vec {
@@ -94,6 +102,10 @@ struct tc_ap {
 	/* relays: when a block leaves (NULL: all at once); set by the caller */
 	tc_ap_wait_fn wait;
 	void *wait_ctx;
+	/* ties that alternate (not tie_by_origin): which half a block is in,
+	 * from the block alone (NULL: the order the blocks came in); set by the caller */
+	tc_ap_tie_fn tie;
+	void *tie_ctx;
 	struct tc_ap_vec *waitq; /* per node, dimension and delay; allocated on first use */
 };
 
