@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +55,10 @@ static const char usage_text[] =
 	"                   as a thread of one process (tc_sim_launch), so PROG must\n"
 	"                   create them itself (torus-bench does, from TC_SIM_DIMS)\n"
 	"  --timeout S      stop every rank after S seconds (exit status 124)\n"
+	"  --keep-going     when a rank fails, let the others run to their own end\n"
+	"                   instead of stopping them (fault tests that watch the\n"
+	"                   survivors fail); the exit status is still the first\n"
+	"                   failed rank's\n"
 	"  --no-prefix      do not prefix output lines\n"
 	"  -h, --help       this text\n"
 	"\n"
@@ -76,6 +81,7 @@ struct rank {
 static struct rank *ranks;
 static int nranks;
 static int prefix = 1;
+static int keep_going; /* --keep-going: a failed rank does not stop the others */
 static volatile sig_atomic_t got_signal;
 static int sig_pipe[2] = { -1, -1 };
 
@@ -305,6 +311,23 @@ static void kill_all(int sig)
 	}
 }
 
+/* Two pipes per rank stay open here: raise the soft limit on open files to
+ * what they need (up to the hard limit), or stop before starting any rank. */
+static void raise_fd_limit(rlim_t need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+		die(1, "%d ranks need %llu open files, and the hard limit is %llu (ulimit -Hn)", nranks,
+		    (unsigned long long)need, (unsigned long long)rl.rlim_max);
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		die(1, "raising the open-file limit to %llu for %d ranks: %s", (unsigned long long)need, nranks,
+		    strerror(errno));
+}
+
 static int status_code(int st)
 {
 	if (WIFEXITED(st))
@@ -393,14 +416,16 @@ static int run_ranks(const char *transport, uint32_t fabric, char **argv, double
 				if (ranks[r].status && failed < 0 && !stopping) {
 					failed = r;
 					result = ranks[r].status;
+					const char *then = !alive ? "" : keep_going ? ": the others keep running" :
+									    ": stopping the other ranks";
+
 					if (WIFSIGNALED(st))
 						fprintf(stderr, PROG ": rank %d was killed by signal %d (%s)%s\n", r,
-							WTERMSIG(st), strsignal(WTERMSIG(st)),
-							alive ? ": stopping the other ranks" : "");
+							WTERMSIG(st), strsignal(WTERMSIG(st)), then);
 					else
 						fprintf(stderr, PROG ": rank %d exited with status %d%s\n", r,
-							ranks[r].status, alive ? ": stopping the other ranks" : "");
-					if (alive) {
+							ranks[r].status, then);
+					if (alive && !keep_going) {
 						kill_all(SIGTERM);
 						stopping = 1;
 						t_kill = t + 2;
@@ -537,6 +562,10 @@ int main(int argc, char **argv)
 			prefix = 0;
 			continue;
 		}
+		if (!strcmp(a, "--keep-going")) {
+			keep_going = 1;
+			continue;
+		}
 		if (strcmp(a, "-n") && strcmp(a, "--np") && strcmp(a, "--dims") && strcmp(a, "--fabric") &&
 		    strcmp(a, "--transport") && strcmp(a, "--timeout"))
 			usage_die("unknown option %s (see torusrun --help)", a);
@@ -601,6 +630,7 @@ int main(int argc, char **argv)
 	else
 		fabric_pick(&f, fabric, &np, ndims, dims, mesh, one_port, fresh);
 	nranks = np;
+	raise_fd_limit(2 * nranks + 16);
 	ranks = calloc(nranks, sizeof(*ranks));
 	if (!ranks)
 		die(1, "out of memory");

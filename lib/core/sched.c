@@ -534,6 +534,18 @@ int tc_sched_done(struct tc_sched *s, int err, struct tc_sched **out, const char
 	return 0;
 }
 
+static unsigned long tc_sched_nwhole; /* atomic */
+
+unsigned long __tc_sched_whole_builds(void)
+{
+	return __atomic_load_n(&tc_sched_nwhole, __ATOMIC_RELAXED);
+}
+
+void tc_sched_count_whole(void)
+{
+	__atomic_add_fetch(&tc_sched_nwhole, 1, __ATOMIC_RELAXED);
+}
+
 int tc_sched_build_streamed(const struct tc_algo *algo, const struct tc_shape *shape, tc_step_sink_fn sink,
 			    void *arg, struct tc_sched **out, const char **why)
 {
@@ -549,6 +561,7 @@ int tc_sched_build_streamed(const struct tc_algo *algo, const struct tc_shape *s
 	tc_stream_req = (struct stream_request){
 		.shape = shape, .coll = algo->coll, .sink = sink, .arg = arg, .armed = 1,
 	};
+	tc_sched_count_whole();
 	err = algo->build(shape, &s, why);
 	attached = tc_stream_req.attached;
 	tc_stream_req = saved;

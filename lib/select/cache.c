@@ -46,6 +46,7 @@ static void __tc_cache_build(struct tc_cache_entry *e)
 	struct tc_sched *s = NULL;
 	int err;
 
+	tc_sched_count_whole();
 	err = e->algo->build(&e->shape, &s, &why);
 	if (err) {
 		e->err = err;

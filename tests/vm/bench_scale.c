@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * bench_scale: one rank of the runs at scale (tests/vm/scale-run starts it
+ * under torusrun on every node of a 16x16 or 32x32 fabric). It creates its
+ * communicator from the environment, runs one alltoall and one allgather of
+ * M-byte blocks (the algorithms TC_ALLTOALL_ALGO / TC_ALLGATHER_ALGO force,
+ * or the library's choice), checks every byte it received against the
+ * pattern every sender wrote, and prints one line:
+ *
+ *   scale rank=R nodes=P m=M create_ms=.. wait_ms=.. first_ms=.. ag_ms=.. launch_s=..
+ *         rss_kib=.. whole=W fallbacks=F generated=G bad=B
+ *
+ * first_ms: from main() to the end of the first collective (communicator,
+ * algorithm choice, this node's part and its check, plan, the alltoall),
+ * less wait_ms (SCALE_RENDEZVOUS below);
+ * launch_s: from SCALE_T0 (the launcher's clock, seconds since the epoch)
+ * to the same point; rss_kib: the process's peak RSS at the end; whole:
+ * whole schedules the process started to build; fallbacks: parts cut from a
+ * whole schedule; generated: parts generated alone. The figures come from
+ * the library's own counters (linked statically for them), not through a
+ * collective. A rank whose part came from a whole schedule (whole or
+ * fallbacks above 0) fails when SCALE_NO_WHOLE=1.
+ *
+ * SCALE_RENDEZVOUS=1: after creating its communicator, wait until every
+ * node of the fabric is open (TORUS_IOC_FABRIC_QUERY's open_nodes, polled
+ * every 100 ms, or every P/2 ms above 200 ranks), so that the collectives'
+ * step timeout does not have to cover the launch of hundreds of processes;
+ * wait_ms says how long.
+ *
+ * SCALE_KILL=K: after both collectives and a barrier, rank K kills itself
+ * (SIGKILL) and every other rank calls one more alltoall, which must fail:
+ * each prints "scale-fault rank=R ms=.. err=..: <error>" (the time the call
+ * took) and exits 3; one whose call succeeds exits 1.
+ *
+ * Exit status: 0, 1 (a wrong byte, a failed call, a whole schedule built
+ * under SCALE_NO_WHOLE=1), 3 (SCALE_KILL: the call failed as it should).
+ *
+ * bench_scale --sim DIMS [M]: the same two collectives on the in-process
+ * simulator (every node a thread of this process, tc_sim_launch), every
+ * byte of every node checked; prints the totals, the wall time of the
+ * launch, the process's peak RSS and the same counters, on one line.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <time.h>
+
+#include "toruscoll.h"
+#include <uapi/torus.h>
+#include "core/sched.h"
+#include "select/select.h"
+
+static double mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static double real_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The byte of block (src -> dst) at offset i in call c: every pair and offset differ. */
+static uint8_t pat(int src, int dst, size_t i, int c)
+{
+	uint32_t x = (uint32_t)src * 2654435761u ^ (uint32_t)dst * 40503u ^ (uint32_t)i * 97u ^ (uint32_t)c * 131u;
+
+	return (uint8_t)(x ^ x >> 8 ^ x >> 16);
+}
+
+static int fail(const char *what, int ret)
+{
+	fprintf(stderr, "scale: %s: %s: %s\n", what, tc_strerror(ret), tc_last_error());
+	return 1;
+}
+
+/* What one rank measured. */
+struct rank_out {
+	double create_ms, wait_ms, first_ms, ag_ms;
+	size_t bad, checked;
+};
+
+/* Both collectives on comm, every byte checked; 0 or the failing call's error. */
+/* Wait until all nodes of fabric TC_FABRIC are open; 0 or -errno. */
+static int rendezvous(int P)
+{
+	const char *f = getenv("TC_FABRIC");
+	int ctl = open("/dev/torus-ctl", O_RDWR | O_CLOEXEC), ret = 0;
+
+	if (ctl < 0 || !f)
+		return ctl < 0 ? -errno : -EINVAL;
+	for (;;) {
+		struct torus_fabric_query q = { .size = sizeof(q), .fabric_id = (__u32)atoi(f) };
+
+		if (ioctl(ctl, TORUS_IOC_FABRIC_QUERY, &q)) {
+			ret = -errno;
+			break;
+		}
+		if ((int)q.open_nodes >= P)
+			break;
+		usleep(P > 200 ? 1000u * (unsigned int)P / 2 : 100000u); /* fewer wake-ups with more ranks */
+	}
+	close(ctl);
+	return ret;
+}
+
+static int run_colls(tc_comm_t *comm, size_t m, struct rank_out *o, double t_main)
+{
+	int P = tc_comm_size(comm), me = tc_comm_rank(comm), ret;
+	uint8_t *send = malloc((size_t)P * m), *recv = malloc((size_t)P * m);
+	double t;
+
+	if (!send || !recv) {
+		free(send);
+		free(recv);
+		return fail("buffers", -ENOMEM);
+	}
+	for (int d = 0; d < P; d++)
+		for (size_t i = 0; i < m; i++)
+			send[(size_t)d * m + i] = pat(me, d, i, 0);
+	memset(recv, 0, (size_t)P * m);
+	ret = tc_alltoall(comm, send, recv, m);
+	if (ret) {
+		fail("tc_alltoall", ret);
+		goto out;
+	}
+	t = mono_ms();
+	o->first_ms = t - t_main - o->wait_ms;
+	for (int s = 0; s < P; s++)
+		for (size_t i = 0; i < m; i++)
+			o->bad += recv[(size_t)s * m + i] != pat(s, me, i, 0);
+	for (size_t i = 0; i < m; i++)
+		send[i] = pat(me, 0, i, 1);
+	memset(recv, 0, (size_t)P * m);
+	ret = tc_allgather(comm, send, recv, m);
+	if (ret) {
+		fail("tc_allgather", ret);
+		goto out;
+	}
+	o->ag_ms = mono_ms() - t;
+	for (int s = 0; s < P; s++)
+		for (size_t i = 0; i < m; i++)
+			o->bad += recv[(size_t)s * m + i] != pat(s, 0, i, 1);
+	o->checked = 2 * (size_t)P * m;
+out:
+	free(send);
+	free(recv);
+	return ret;
+}
+
+struct sim_job {
+	size_t m;
+	pthread_mutex_t lock; /* protects the sums below */
+	size_t bad, checked;
+	double first_ms_max;
+};
+
+static int sim_rank(tc_comm_t *comm, void *arg)
+{
+	struct sim_job *j = arg;
+	struct rank_out o = { 0 };
+	int ret = run_colls(comm, j->m, &o, mono_ms());
+
+	pthread_mutex_lock(&j->lock);
+	j->bad += o.bad;
+	j->checked += o.checked;
+	if (o.first_ms > j->first_ms_max)
+		j->first_ms_max = o.first_ms;
+	pthread_mutex_unlock(&j->lock);
+	return ret;
+}
+
+static int sim_main(const char *dims, size_t m)
+{
+	struct tc_sim_attr attr = { .size = sizeof(attr), .port_model = TC_ALL_PORT };
+	static struct sim_job job = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	size_t nodes = 1;
+	double t0, t1;
+	struct rusage ru;
+	tc_sim_t *sim;
+	char *end;
+	int ret;
+
+	for (const char *p = dims; attr.ndims < TC_MAX_DIMS; p = end + 1) {
+		attr.dims[attr.ndims] = strtoul(p, &end, 10);
+		nodes *= attr.dims[attr.ndims++];
+		if (*end != 'x' && *end != ',')
+			break;
+	}
+	if (*end || nodes < 2 || nodes > 4096) {
+		fprintf(stderr, "scale: --sim %s: expected a shape like 64x64 of 2..4096 nodes\n", dims);
+		return 2;
+	}
+	attr.wrap_mask = (1u << attr.ndims) - 1;
+	job.m = m;
+	t0 = mono_ms();
+	ret = tc_sim_create(&attr, &sim);
+	if (ret)
+		return fail("tc_sim_create", ret);
+	ret = tc_sim_launch(sim, sim_rank, &job);
+	tc_sim_destroy(sim);
+	t1 = mono_ms();
+	getrusage(RUSAGE_SELF, &ru);
+	printf("scale-sim dims=%s nodes=%zu m=%zu wall_s=%.1f first_ms_max=%.0f rss_kib=%ld whole=%lu fallbacks=%lu "
+	       "generated=%lu checked=%zu bad=%zu ret=%d\n",
+	       dims, nodes, m, (t1 - t0) / 1e3, job.first_ms_max, ru.ru_maxrss, __tc_sched_whole_builds(),
+	       __tc_part_fallbacks(), __tc_part_generated(), job.checked, job.bad, ret);
+	return ret || job.bad || job.checked != 2 * nodes * nodes * m ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *t0s = getenv("SCALE_T0"), *kills = getenv("SCALE_KILL"), *nw = getenv("SCALE_NO_WHOLE");
+	double t_main = mono_ms(), launch;
+	int kill_rank = kills ? atoi(kills) : -1;
+	unsigned long whole, fallbacks, generated;
+	struct rank_out o = { 0 };
+	struct rusage ru;
+	tc_comm_t *comm;
+	size_t m;
+	int ret, P, me;
+
+	if (argc > 2 && !strcmp(argv[1], "--sim")) {
+		m = argc > 3 ? strtoul(argv[3], NULL, 0) : 8;
+		if (!m || m > 4096) {
+			fprintf(stderr, "scale: block size %zu: expected 1..4096\n", m);
+			return 2;
+		}
+		return sim_main(argv[2], m);
+	}
+	m = argc > 1 ? strtoul(argv[1], NULL, 0) : 8;
+	if (!m || m > 4096) {
+		fprintf(stderr, "scale: block size %zu: expected 1..4096\n", m);
+		return 2;
+	}
+	ret = tc_comm_create(NULL, &comm);
+	if (ret)
+		return fail("tc_comm_create", ret);
+	o.create_ms = mono_ms() - t_main;
+	P = tc_comm_size(comm);
+	me = tc_comm_rank(comm);
+	if (getenv("SCALE_RENDEZVOUS") && !strcmp(getenv("SCALE_RENDEZVOUS"), "1")) {
+		double t = mono_ms();
+
+		ret = rendezvous(P);
+		if (ret)
+			return fail("waiting for every node to open", ret);
+		o.wait_ms = mono_ms() - t;
+	}
+	if (run_colls(comm, m, &o, t_main))
+		return 1;
+	launch = t0s ? real_s() - strtod(t0s, NULL) - (mono_ms() - t_main - o.wait_ms - o.first_ms) / 1e3 : 0;
+	whole = __tc_sched_whole_builds();
+	fallbacks = __tc_part_fallbacks();
+	generated = __tc_part_generated();
+	getrusage(RUSAGE_SELF, &ru);
+	printf("scale rank=%d nodes=%d m=%zu create_ms=%.1f wait_ms=%.1f first_ms=%.1f ag_ms=%.1f launch_s=%.3f "
+	       "rss_kib=%ld whole=%lu fallbacks=%lu generated=%lu bad=%zu\n",
+	       me, P, m, o.create_ms, o.wait_ms, o.first_ms, o.ag_ms, launch, ru.ru_maxrss, whole, fallbacks, generated, o.bad);
+	fflush(stdout);
+	if (o.bad) {
+		fprintf(stderr, "scale: rank %d: %zu wrong bytes\n", me, o.bad);
+		return 1;
+	}
+	if (nw && !strcmp(nw, "1") && (whole || fallbacks)) {
+		fprintf(stderr, "scale: rank %d built %lu whole schedule(s) (%lu part(s) cut from one) on its way to "
+				"its collectives\n", me, whole, fallbacks);
+		return 1;
+	}
+
+	if (kill_rank >= 0) {
+		uint8_t *send = calloc((size_t)P, m), *recv = calloc((size_t)P, m);
+		double t;
+
+		if (!send || !recv)
+			return fail("buffers", -ENOMEM);
+		ret = tc_barrier(comm);
+		if (ret)
+			return fail("tc_barrier", ret);
+		if (me == kill_rank) {
+			fflush(NULL);
+			raise(SIGKILL);
+		}
+		for (int d = 0; d < P; d++)
+			for (size_t i = 0; i < m; i++)
+				send[(size_t)d * m + i] = pat(me, d, i, 2);
+		t = mono_ms();
+		ret = tc_alltoall(comm, send, recv, m);
+		t = mono_ms() - t;
+		if (!ret) {
+			fprintf(stderr, "scale: rank %d: the alltoall after rank %d died succeeded\n", me, kill_rank);
+			return 1;
+		}
+		printf("scale-fault rank=%d ms=%.0f err=%d: %s\n", me, t, ret, tc_last_error());
+		fflush(stdout);
+		tc_comm_destroy(comm);
+		return 3;
+	}
+	tc_comm_destroy(comm);
+	return 0;
+}
