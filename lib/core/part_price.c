@@ -27,6 +27,7 @@
 
 #include "core/part.h"
 #include "core/part_price.h"
+#include "core/part_sym.h"
 
 static int price_eff_mod(const struct tc_algo *algo, const struct tc_shape *sh, int *mod)
 {
@@ -46,19 +47,6 @@ int tc_algo_priced_from_parts(const struct tc_algo *algo, const struct tc_shape 
 	int mod[TC_MAX_DIMS];
 
 	return algo->price_mod[0] && algo->part && 4 * price_eff_mod(algo, sh, mod) <= sh->nodes;
-}
-
-/* The cell's node of x's class, and the translation g that takes x to it. */
-static int price_rep(const struct tc_shape *sh, const int *mod, int x, int *g)
-{
-	int c[TC_MAX_DIMS];
-
-	tc_shape_coords(sh, x, c);
-	for (int d = 0; d < sh->ndims; d++) {
-		g[d] = c[d] % mod[d] - c[d];
-		c[d] %= mod[d];
-	}
-	return tc_shape_node(sh, c);
 }
 
 static int price_move(const struct tc_shape *sh, int x, const int *g)
@@ -115,7 +103,7 @@ int tc_sched_price_parts(const struct tc_algo *algo, const struct tc_shape *shap
 	for (int x = 0, k = 0; x < shape->nodes; x++) {
 		int g[TC_MAX_DIMS];
 
-		cls[x] = price_rep(shape, mod, x, g) == x ? k++ : -1;
+		cls[x] = tc_sym_rep(shape, mod, x, g) == x ? k++ : -1;
 		if (cls[x] < 0)
 			continue;
 		cellnode[cls[x]] = x;
@@ -196,7 +184,7 @@ int tc_sched_price_parts(const struct tc_algo *algo, const struct tc_shape *shap
 			break;
 		}
 		for (int x = 0; x < shape->nodes; x++) {
-			int g[TC_MAX_DIMS], k = cls[price_rep(shape, mod, x, g)];
+			int g[TC_MAX_DIMS], k = cls[tc_sym_rep(shape, mod, x, g)];
 
 			for (uint32_t i = 0; i < nat[k]; i++) {
 				const struct tc_msg *r = &parts[k]->msgs[ord[k * maxs + i]];

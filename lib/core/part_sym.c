@@ -381,7 +381,7 @@ static int sym_key_cmp(const void *x, const void *y)
 }
 
 /* The cell node of x's class (its coordinates mod the period). */
-static int sym_rep(const struct tc_shape *sh, const int *mod, int x, int *g)
+int tc_sym_rep(const struct tc_shape *sh, const int *mod, int x, int *g)
 {
 	int c[TC_MAX_DIMS];
 
@@ -412,7 +412,7 @@ static int sym_whole_step(const struct sym_entry *e, uint32_t st, struct sym_key
 		const struct tc_msg *m = &s->msgs[i];
 		struct sym_key *k = &(*keys)[nk++];
 
-		k->u0 = sym_rep(sh, e->mod, m->src, g);
+		k->u0 = tc_sym_rep(sh, e->mod, m->src, g);
 		k->dst = sym_move(sh, m->dst, g);
 		memcpy(k->route, m->route, sizeof(k->route));
 		k->nblk = m->nblk;
@@ -437,7 +437,7 @@ static int sym_whole_step(const struct sym_entry *e, uint32_t st, struct sym_key
 	for (int u = 0; u < sh->nodes; u++)
 		first[u + 1] += first[u];
 	for (int n = 0; n < sh->nodes; n++) {
-		int u0 = sym_rep(sh, e->mod, n, g), back[TC_MAX_DIMS];
+		int u0 = tc_sym_rep(sh, e->mod, n, g), back[TC_MAX_DIMS];
 
 		if (first[u0] == first[u0 + 1])
 			continue;

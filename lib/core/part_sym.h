@@ -17,6 +17,12 @@
  */
 int tc_part_translate(struct tc_part *p, const struct tc_algo *algo, const char **why);
 
+/*
+ * The node of x's class in the cell of periods mod[] (x's coordinates mod
+ * mod[d]), and in g the translation that takes x to it.
+ */
+int tc_sym_rep(const struct tc_shape *sh, const int *mod, int x, int *g);
+
 /* 1 if algo->sym_mod is set and its cell on sh is at most a quarter of the nodes. */
 int tc_algo_translated(const struct tc_algo *algo, const struct tc_shape *sh);
 
