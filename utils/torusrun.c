@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -18,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,6 +80,10 @@ struct rank {
 
 static struct rank *ranks;
 static int nranks;
+/* pid -> rank + 1 (0: empty), open addressing, 2 * nranks slots rounded up to a power of two */
+static int *pid_slot;
+static int ep = -1; /* epoll set of the ranks' pipes (and sig_pipe) while they run */
+static unsigned int pid_mask;
 static int prefix = 1;
 static int keep_going; /* --keep-going: a failed rank does not stop the others */
 static volatile sig_atomic_t got_signal;
@@ -147,6 +151,9 @@ static int relay(int r, int which)
 			emit(r, which, k->buf[which], k->len[which] + 1);
 			k->len[which] = 0;
 		}
+		/* a child between fork and exec may share the pipe: take it out of the set first */
+		if (ep >= 0)
+			epoll_ctl(ep, EPOLL_CTL_DEL, *fd, NULL);
 		close(*fd);
 		*fd = -1;
 		return 0;
@@ -298,6 +305,36 @@ static void fabric_release(struct fabric *f)
 
 /* ---- ranks ---- */
 
+static void pid_table_init(void)
+{
+	unsigned int n = 2;
+
+	while (n < 2u * (unsigned int)nranks)
+		n *= 2;
+	pid_slot = calloc(n, sizeof(*pid_slot));
+	if (!pid_slot)
+		die(1, "out of memory");
+	pid_mask = n - 1;
+}
+
+static void pid_table_add(pid_t pid, int r)
+{
+	unsigned int i = (unsigned int)pid & pid_mask;
+
+	while (pid_slot[i])
+		i = (i + 1) & pid_mask;
+	pid_slot[i] = r + 1;
+}
+
+/* The rank a reaped child was, or -1 (not one of ours). */
+static int pid_table_find(pid_t pid)
+{
+	for (unsigned int i = (unsigned int)pid & pid_mask; pid_slot[i]; i = (i + 1) & pid_mask)
+		if (ranks[pid_slot[i] - 1].pid == pid)
+			return pid_slot[i] - 1;
+	return -1;
+}
+
 /* Each rank leads its own process group, so a signal reaches what it
  * started too (a shell's children), and a rank that dies early cannot leave
  * a later one outside the group. */
@@ -384,52 +421,77 @@ static void spawn(int r, const char *transport, uint32_t fabric, char **argv)
 	ranks[r].pid = pid;
 	ranks[r].out = o[0];
 	ranks[r].err = e[0];
+	pid_table_add(pid, r);
 }
+
+/* Watch fd under key: rank r's stdout (r << 1) or stderr (r << 1 | 1), or SIG_KEY. */
+static void watch(int fd, uint64_t key)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = key };
+
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
+		die(1, "epoll_ctl: %s", strerror(errno));
+}
+
+/*
+ * The ranks' pipes are watched with epoll and a reaped pid is found by a
+ * hash, so what torusrun does per line or per exit does not grow with the
+ * number of ranks (it scanned every rank's pipes and pids each time:
+ * O(ranks) per event, O(ranks^2) over a run).
+ */
+#define SIG_KEY UINT64_MAX
+#define MAX_EVENTS 64
 
 static int run_ranks(const char *transport, uint32_t fabric, char **argv, double timeout)
 {
-	struct pollfd *pfd = calloc(2 * nranks + 1, sizeof(*pfd));
-	int alive = nranks, result = 0, failed = -1, stopping = 0;
+	struct epoll_event evs[MAX_EVENTS];
+	int alive = nranks, result = 0, failed = -1, stopping = 0, open_fds = 0;
 	double t_start = now_s(), t_kill = 0;
 
-	if (!pfd)
-		die(1, "out of memory");
-	for (int r = 0; r < nranks; r++)
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		die(1, "epoll_create1: %s", strerror(errno));
+	pid_table_init();
+	watch(sig_pipe[0], SIG_KEY);
+	for (int r = 0; r < nranks; r++) {
 		spawn(r, transport, fabric, argv);
+		watch(ranks[r].out, (uint64_t)r << 1);
+		watch(ranks[r].err, (uint64_t)r << 1 | 1);
+		open_fds += 2;
+	}
 	for (;;) {
-		int n = 0, open_fds = 0, wait_ms = -1;
+		int n, wait_ms = -1;
 		double t = now_s();
 
 		/* reap */
 		for (;;) {
-			int st;
+			int st, r;
 			pid_t pid = waitpid(-1, &st, WNOHANG);
 
 			if (pid <= 0)
 				break;
-			for (int r = 0; r < nranks; r++) {
-				if (ranks[r].pid != pid || ranks[r].done)
-					continue;
-				ranks[r].done = 1;
-				ranks[r].status = status_code(st);
-				alive--;
-				if (ranks[r].status && failed < 0 && !stopping) {
-					failed = r;
-					result = ranks[r].status;
-					const char *then = !alive ? "" : keep_going ? ": the others keep running" :
-									    ": stopping the other ranks";
+			r = pid_table_find(pid);
+			if (r < 0 || ranks[r].done)
+				continue;
+			ranks[r].done = 1;
+			ranks[r].status = status_code(st);
+			alive--;
+			if (ranks[r].status && failed < 0 && !stopping) {
+				failed = r;
+				result = ranks[r].status;
+				const char *then = !alive ? "" : keep_going ? ": the others keep running" :
+								    ": stopping the other ranks";
 
-					if (WIFSIGNALED(st))
-						fprintf(stderr, PROG ": rank %d was killed by signal %d (%s)%s\n", r,
-							WTERMSIG(st), strsignal(WTERMSIG(st)), then);
-					else
-						fprintf(stderr, PROG ": rank %d exited with status %d%s\n", r,
-							ranks[r].status, then);
-					if (alive && !keep_going) {
-						kill_all(SIGTERM);
-						stopping = 1;
-						t_kill = t + 2;
-					}
+				if (WIFSIGNALED(st))
+					fprintf(stderr, PROG ": rank %d was killed by signal %d (%s)%s\n", r,
+						WTERMSIG(st), strsignal(WTERMSIG(st)), then);
+				else
+					fprintf(stderr, PROG ": rank %d exited with status %d%s\n", r,
+						ranks[r].status, then);
+				if (alive && !keep_going) {
+					kill_all(SIGTERM);
+					stopping = 1;
+					t_kill = t + 2;
 				}
 			}
 		}
@@ -456,16 +518,8 @@ static int run_ranks(const char *transport, uint32_t fabric, char **argv, double
 			kill_all(SIGKILL);
 			t_kill = 0;
 		}
-		for (int r = 0; r < nranks; r++) {
-			if (ranks[r].out >= 0)
-				pfd[n++] = (struct pollfd){ .fd = ranks[r].out, .events = POLLIN };
-			if (ranks[r].err >= 0)
-				pfd[n++] = (struct pollfd){ .fd = ranks[r].err, .events = POLLIN };
-		}
-		open_fds = n;
 		if (!alive && (!open_fds || stopping))
 			break; /* a killed rank's children may keep a pipe open: do not wait for them */
-		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
 		if (stopping && t_kill)
 			wait_ms = (int)((t_kill - t) * 1000) + 1;
 		else if (timeout > 0 && !stopping)
@@ -474,25 +528,27 @@ static int run_ranks(const char *transport, uint32_t fabric, char **argv, double
 			wait_ms = 100;
 		if (wait_ms < 0 && !alive)
 			wait_ms = 0;
-		if (poll(pfd, n, wait_ms) < 0 && errno != EINTR)
-			die(1, "poll: %s", strerror(errno));
-		if (pfd[n - 1].revents) {
-			char buf[64];
+		n = epoll_wait(ep, evs, MAX_EVENTS, wait_ms);
+		if (n < 0 && errno != EINTR)
+			die(1, "epoll_wait: %s", strerror(errno));
+		for (int i = 0; i < n; i++) {
+			uint64_t key = evs[i].data.u64;
 
-			while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
-				;
-		}
-		for (int i = 0; i < n - 1; i++) {
-			if (!pfd[i].revents)
+			if (key == SIG_KEY) {
+				char buf[64];
+
+				while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
+					;
 				continue;
-			for (int r = 0; r < nranks; r++) {
-				if (ranks[r].out == pfd[i].fd)
-					relay(r, 0);
-				else if (ranks[r].err == pfd[i].fd)
-					relay(r, 1);
 			}
+			int r = (int)(key >> 1), w = (int)(key & 1);
+
+			if ((w ? ranks[r].err : ranks[r].out) >= 0 && !relay(r, w))
+				open_fds--;
 		}
 	}
+	close(ep);
+	ep = -1;
 	/* print what is buffered */
 	for (int r = 0; r < nranks; r++) {
 		for (int w = 0; w < 2; w++) {
@@ -513,7 +569,7 @@ static int run_ranks(const char *transport, uint32_t fabric, char **argv, double
 			}
 		}
 	}
-	free(pfd);
+	free(pid_slot);
 	return result;
 }
 
