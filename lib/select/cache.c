@@ -9,7 +9,11 @@
  * never build it twice, at the price of serialising first-time builds.
  *
  * Parts (core/part.h): every (collective, algorithm, shape, node) the same
- * way, in a hash table of their own. An algorithm with a part generator
+ * way, in a hash table of their own, but built outside its mutex: the
+ * simulator's threads build their nodes' parts at the same time. A key's
+ * first caller publishes an entry marked as building and builds it
+ * unlocked; later callers of that key wait for it (no part is built twice,
+ * none is lost). An algorithm with a part generator
  * builds the node's part alone; any other takes the fallback: its whole
  * schedule from the cache above (built and verified once per process), cut
  * to the node's part. Fallbacks are counted (__tc_part_fallbacks) so tests
@@ -130,19 +134,33 @@ int tc_sched_get(enum tc_coll_id coll, const struct tc_algo *algo, const struct 
 	return 0;
 }
 
+/*
+ * An entry is published (in the table) before its part is built, so the
+ * build runs outside tc_part_lock: every node of a simulated fabric builds
+ * its own part in its own thread at the same time, and a second caller of
+ * the same key waits for the first one's build instead of repeating it.
+ */
+enum tc_part_state {
+	TC_PART_BUILDING, /* one caller builds it; others wait on tc_part_built */
+	TC_PART_DONE,	  /* part or err final: never changed again */
+	TC_PART_NOMEM,	  /* the build ran out of memory: the next caller retries */
+};
+
 struct tc_part_entry {
 	struct tc_part_entry *next;
 	enum tc_coll_id coll;
 	const struct tc_algo *algo;
 	struct tc_shape shape;
 	int node;
-	struct tc_part *part; /* NULL when the build failed */
+	enum tc_part_state state; /* protected by tc_part_lock */
+	struct tc_part *part;	  /* NULL when the build failed; final once DONE */
 	int err;
 	char why[512];
 };
 
 #define TC_PART_BUCKETS 4096
 static pthread_mutex_t tc_part_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tc_part_built = PTHREAD_COND_INITIALIZER; /* an entry left TC_PART_BUILDING */
 static struct tc_part_entry *tc_part_tab[TC_PART_BUCKETS]; /* protected by tc_part_lock */
 static unsigned long tc_part_nfallback, tc_part_ngen;	  /* atomic */
 
@@ -302,8 +320,11 @@ int tc_part_get(enum tc_coll_id coll, const struct tc_algo *algo, const struct t
 		const struct tc_part **out, const char **why)
 {
 	struct tc_part_entry *e;
+	struct tc_part *part = NULL;
 	const char *w = NULL;
+	char bwhy[sizeof(e->why)];
 	unsigned int h;
+	int err;
 
 	if (!algo || !shape || !out || algo->coll != coll || node < 0 || node >= shape->nodes) {
 		if (why)
@@ -312,9 +333,20 @@ int tc_part_get(enum tc_coll_id coll, const struct tc_algo *algo, const struct t
 	}
 	h = part_hash(coll, algo, shape, node);
 	pthread_mutex_lock(&tc_part_lock);
-	for (e = tc_part_tab[h]; e; e = e->next)
-		if (e->node == node && e->algo == algo && e->coll == coll && tc_shape_equal(&e->shape, shape))
-			break;
+	for (;;) {
+		for (e = tc_part_tab[h]; e; e = e->next)
+			if (e->node == node && e->algo == algo && e->coll == coll && tc_shape_equal(&e->shape, shape))
+				break;
+		if (e && e->state == TC_PART_BUILDING) {
+			pthread_cond_wait(&tc_part_built, &tc_part_lock);
+			continue; /* look again: the builder may have failed for memory */
+		}
+		break;
+	}
+	if (e && e->state == TC_PART_DONE) {
+		pthread_mutex_unlock(&tc_part_lock);
+		goto done;
+	}
 	if (!e) {
 		e = calloc(1, sizeof(*e));
 		if (!e) {
@@ -327,25 +359,35 @@ int tc_part_get(enum tc_coll_id coll, const struct tc_algo *algo, const struct t
 		e->algo = algo;
 		e->shape = *shape;
 		e->node = node;
-		tc_err_clear();
-		e->err = tc_part_build(coll, algo, shape, node, &e->part, &w);
-		if (e->err)
-			snprintf(e->why, sizeof(e->why), "%s", w ? w : *tc_last_error() ? tc_last_error() : tc_strerror(e->err));
-		if (e->err == -ENOMEM) {
-			int err = e->err;
-
-			tc_err(err, "%s", e->why);
-			free(e);
-			pthread_mutex_unlock(&tc_part_lock);
-			if (why)
-				*why = "tc_part_get: out of memory building the part";
-			return err;
-		}
 		e->next = tc_part_tab[h];
 		tc_part_tab[h] = e;
 	}
+	/* new, or an earlier build ran out of memory: this caller builds it */
+	e->state = TC_PART_BUILDING;
 	pthread_mutex_unlock(&tc_part_lock);
-	/* entries are never freed or changed once published */
+
+	tc_err_clear();
+	err = tc_part_build(coll, algo, shape, node, &part, &w);
+	if (err)
+		snprintf(bwhy, sizeof(bwhy), "%s", w ? w : *tc_last_error() ? tc_last_error() : tc_strerror(err));
+
+	pthread_mutex_lock(&tc_part_lock);
+	e->part = err ? NULL : part;
+	e->err = err;
+	if (err)
+		memcpy(e->why, bwhy, sizeof(e->why));
+	/* -ENOMEM may be transient: do not remember it */
+	e->state = err == -ENOMEM ? TC_PART_NOMEM : TC_PART_DONE;
+	pthread_cond_broadcast(&tc_part_built);
+	pthread_mutex_unlock(&tc_part_lock);
+	if (err == -ENOMEM) {
+		tc_err(err, "%s", bwhy);
+		if (why)
+			*why = "tc_part_get: out of memory building the part";
+		return err;
+	}
+done:
+	/* a DONE entry is never freed or changed again */
 	if (e->err) {
 		if (why)
 			*why = e->why;

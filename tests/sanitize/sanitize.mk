@@ -6,17 +6,19 @@
 # the lane. Result: $(O)/results/sanitize.
 SAN_ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 SAN_TSAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
-# The simulator tests: the unit programs that run ranks as threads (tc_sim_launch).
-SAN_TSAN_TESTS := $(patsubst tests/unit/%.c,%,$(shell grep -l tc_sim_launch tests/unit/test_*.c))
+# The simulator tests: the unit programs that run ranks as threads (tc_sim_launch),
+# and the part cache's race test.
+SAN_TSAN_TESTS := $(patsubst tests/unit/%.c,%,$(shell grep -l tc_sim_launch tests/unit/test_*.c)) test_partcache
 
 # check-sanitize-quick, the part of the lane make check runs (its budget
 # allows a few minutes here): ASan + UBSan over the library and the unit
 # programs of the collectives, communicators, sub-communicators, the core,
 # the direct and Calvin schedules, TSan over the collectives and the
-# sub-communicators (rank threads, nonblocking progress). docs/testing.md
+# sub-communicators (rank threads, nonblocking progress) and the part
+# cache's race test (threads asking for the same parts). docs/testing.md
 # gives both lanes' cost. Result: $(O)/results/sanitize-quick.
 SAN_QUICK_ASAN_TESTS := test_colls test_comm test_sub test_core test_direct test_calvin test_dev_handshake
-SAN_QUICK_TSAN_TESTS := test_colls test_sub
+SAN_QUICK_TSAN_TESTS := test_colls test_sub test_partcache
 
 .PHONY: check-sanitize check-sanitize-quick san-build san-build-tsan san-build-quick san-build-tsan-quick
 check-sanitize:
