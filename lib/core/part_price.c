@@ -31,10 +31,12 @@
 
 static int price_eff_mod(const struct tc_algo *algo, const struct tc_shape *sh, int *mod)
 {
-	int cell = 1;
+	int cell = 1, per[TC_MAX_DIMS];
 
+	if (algo->price_period)
+		algo->price_period(sh, per);
 	for (int d = 0; d < sh->ndims; d++) {
-		int m = algo->price_mod[d];
+		int m = algo->price_period ? per[d] : algo->price_mod[d];
 
 		mod[d] = ((sh->wrap_mask >> d) & 1) && m >= 1 && !(sh->dims[d] % m) ? m : sh->dims[d];
 		cell *= mod[d];

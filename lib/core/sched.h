@@ -248,6 +248,15 @@ struct tc_algo {
 	 * that there is one. NULL: sym_mod is the period.
 	 */
 	void (*sym_period)(const struct tc_shape *sh, int *mod);
+	/* As sym_period, for price_mod (opt2d: 2 on an even side, 1 on an odd one). */
+	void (*price_period)(const struct tc_shape *sh, int *mod);
+	/*
+	 * Optional: on shapes where this algorithm's schedule is another's,
+	 * message for message in the same order (pad where no node is
+	 * imaginary: its base algorithm's), that algorithm, else NULL. auto
+	 * prices the other once and gives both its price.
+	 */
+	const struct tc_algo *(*same_as)(const struct tc_shape *sh);
 };
 /* Every block its own message straight to its destination: P(P-1) messages,
  * too many for the algorithm choice to build and price on large P. */

@@ -21,12 +21,16 @@
  * schedule is verified and priced from its cell (core/part_sym.h), one whose
  * nodes send alike up to a translation is priced from the parts of one cell
  * of nodes (core/part_price.h: saad-schultz, bcast-pattern, calvin on a
- * prime side); one with a price function (bruck allgather) from its
- * messages without their blocks; any other by a
+ * prime side, opt2d on a torus); one with a price function (bruck, both
+ * collectives) from its messages without their blocks; any other by a
  * streamed build (built, verified and priced step by step, not kept: only the
  * winner is then built for keeping), and the direct algorithms
  * (TC_ALGO_DIRECT_P2: P(P-1) messages) are not priced; their files give no
  * closed-form cost, so they are skipped with that reason.
+ *
+ * At every size, a candidate whose schedule on the shape is another
+ * candidate's (struct tc_algo.same_as: pad where no node is imaginary) is
+ * not priced again: it gets that candidate's price, error and startups.
  *
  * Size classes: block sizes (hi/2, hi], hi a power of two (and {1}). The
  * first request of a class prices every candidate at both ends in one pass
@@ -112,9 +116,8 @@ static void price(enum tc_coll_id coll, const struct tc_shape *shape, const stru
 			snprintf(c->why, sizeof(c->why), "%s: schedule fails verification: %.150s", a->name,
 				 r.first_violation);
 		tc_verify_report_free(&r);
-	} else if (a->price) {
+	} else if (a->price && (err = a->price(shape, p, sizes, n, t, &cost, &why)) != -EOPNOTSUPP) {
 		/* the schedule's messages without their blocks (struct tc_algo.price) */
-		err = a->price(shape, p, sizes, n, t, &cost, &why);
 	} else if (tc_algo_priced_from_parts(a, shape) &&
 		   (err = tc_sched_price_parts(a, shape, p, sizes, n, t, &cost, &ptot, &why)) != -EOPNOTSUPP) {
 		/* from the parts of one cell of nodes (core/part_price.h); nothing else is built */
@@ -139,6 +142,7 @@ static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_sha
 				       const struct tc_cost_params *p)
 {
 	const size_t sizes[2] = { lo, hi };
+	int same_as[TC_AUTO_MAX_CANDS];
 	struct tc_auto_entry *e;
 	double t[2];
 
@@ -153,6 +157,15 @@ static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_sha
 	for (int i = 0; tc_algos[i] && e->ncand < TC_AUTO_MAX_CANDS; i++)
 		if (tc_algos[i]->coll == coll)
 			e->cand[e->ncand++].algo = tc_algos[i];
+	/* a candidate whose schedule on this shape is another candidate's (struct tc_algo.same_as) */
+	for (int k = 0; k < e->ncand; k++) {
+		const struct tc_algo *b = e->cand[k].algo->same_as ? e->cand[k].algo->same_as(shape) : NULL;
+
+		same_as[k] = -1;
+		for (int j = 0; b && j < e->ncand; j++)
+			if (j != k && e->cand[j].algo == b && !b->same_as)
+				same_as[k] = j;
+	}
 	/*
 	 * Above TC_AUTO_PRICE_MAX_NODES: first the candidates priced without
 	 * building them (cells, parts of a cell, no lower bound), then those
@@ -171,7 +184,7 @@ static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_sha
 					 a->send_steps(shape, &npk) :
 					 0;
 
-			if ((pass == 1) != (steps > 0))
+			if ((pass == 1) != (steps > 0) || same_as[k] >= 0)
 				continue;
 			if (steps) {
 				double lb_lo = tc_cost_send_steps_us(p, steps, npk, lo);
@@ -198,6 +211,21 @@ static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_sha
 			e->us_lo[k] = t[0];
 			e->us_hi[k] = lo == hi ? t[0] : t[1];
 		}
+	}
+	/* the same schedule as another candidate: its price */
+	for (int k = 0; k < e->ncand; k++) {
+		struct tc_auto_cand *c = &e->cand[k];
+		const struct tc_auto_cand *b;
+
+		if (same_as[k] < 0)
+			continue;
+		b = &e->cand[same_as[k]];
+		c->err = b->err;
+		c->steps = b->steps;
+		if (b->err)
+			snprintf(c->why, sizeof(c->why), "%s's schedule on this shape: %.150s", b->algo->name, b->why);
+		e->us_lo[k] = e->us_lo[same_as[k]];
+		e->us_hi[k] = e->us_hi[same_as[k]];
 	}
 	return e;
 }

@@ -9,7 +9,10 @@
  * cut from the whole schedule. Every receive of a generated part is then
  * found again in the sender's part generated for that one message
  * (tc_part_only), as the run-time check does. A translation-invariant
- * schedule verified and priced from its cell gives what the whole one gives.
+ * schedule verified and priced from its cell gives what the whole one gives;
+ * so do one priced from the parts of a cell of nodes, one priced by its own
+ * function from its messages, and one priced as the other algorithm whose
+ * schedule it is on the shape (pad where no node is imaginary).
  * The algorithms that still take
  * the fallback (whole schedule, cut) are listed.
  */
@@ -148,6 +151,11 @@ static void check_priced(const struct tc_algo *a, const struct tc_sched *s, cons
 			break;
 		}
 		err = tc_sched_price_parts(a, &s->shape, &p, sizes, 2, tp, &part, &tot, &why);
+		if (err == -EOPNOTSUPP && why && strstr(why, "leaves this shape to the whole schedule")) {
+			/* no part alone on this shape (opt2d's meshes): refused, priced whole */
+			snprintf(msg, sizeof(msg), "no part alone: refused (%s)", why);
+			break;
+		}
 		if (!(s->claims & TC_CLAIM_CONTENTION_FREE)) {
 			/* messages that share links: refused, priced whole */
 			ok = err == -EOPNOTSUPP;
@@ -213,6 +221,9 @@ static void check_bound(const struct tc_algo *a, const struct tc_sched *s, const
 	       a->name, name, (unsigned long long)most, (unsigned long long)steps, s->npackets, npk, worst);
 }
 
+/* Shapes the current algorithm's price function priced, and refused. */
+static int nprice_ok, nprice_refused;
+
 /* An algorithm's own price without blocks (struct tc_algo.price) against the whole schedule's. */
 static void check_price_fn(const struct tc_algo *a, const struct tc_sched *s, const char *name)
 {
@@ -234,6 +245,12 @@ static void check_price_fn(const struct tc_algo *a, const struct tc_sched *s, co
 		p.msg_us = flags[f] ? 0.5 : 0;
 		ok = !tc_cost_eval_sizes(s, &p, sizes, 2, tw, &whole);
 		err = a->price(&s->shape, &p, sizes, 2, tp, &c, &why);
+		if (ok && err == -EOPNOTSUPP) {
+			/* not this shape (opt2d's meshes, even rings, 2x2): priced another way */
+			snprintf(msg, sizeof(msg), "refused: %s", why ? why : "");
+			nprice_refused++;
+			break;
+		}
 		ok = ok && !err && c.steps == whole.steps && c.transmission_blocks == whole.transmission_blocks &&
 		     c.lockstep_blocks == whole.lockstep_blocks && c.max_link_blocks == whole.max_link_blocks &&
 		     fabs(tp[0] - tw[0]) <= 1e-9 * tw[0] && fabs(tp[1] - tw[1]) <= 1e-9 * tw[1];
@@ -241,7 +258,52 @@ static void check_price_fn(const struct tc_algo *a, const struct tc_sched *s, co
 			 flags[f], err, err ? why : "ok", c.steps, whole.steps, c.transmission_blocks,
 			 whole.transmission_blocks, tp[0], tw[0], tp[1], tw[1]);
 	}
-	tap_ok(ok, "%s %s: its price without blocks is the whole schedule's (%s)", a->name, name, msg);
+	nprice_ok += ok && !strstr(msg, "refused");
+	tap_ok(ok, "%s %s: its price without blocks is the whole schedule's, or it refuses the shape (%s)", a->name,
+	       name, msg);
+}
+
+/*
+ * An algorithm whose schedule on this shape is another's (struct
+ * tc_algo.same_as; auto gives it the other's price): the same messages and
+ * block moves, and the same price, every cost column, at two block sizes,
+ * under the router, direct (verbs) and host (simulator) models.
+ */
+static void check_same_as(const struct tc_algo *a, const struct tc_algo *b, const struct tc_sched *s,
+			  const char *name)
+{
+	static const unsigned int flags[3] = { 0, TC_COST_DIRECT, TC_COST_HOST };
+	const size_t sizes[2] = { 8, 4096 };
+	struct tc_sched *o = NULL;
+	const char *why = NULL;
+	char msg[300] = "";
+	int ok;
+
+	ok = !b->build(&s->shape, &o, &why) && o->nmsgs == s->nmsgs && o->nblks == s->nblks &&
+	     o->nsteps == s->nsteps && o->claims == s->claims && o->rearranged_blocks == s->rearranged_blocks;
+	snprintf(msg, sizeof(msg), "%s: %s; messages %u/%u, block moves %u/%u, claims %#x/%#x", b->name,
+		 o ? "built" : why, o ? o->nmsgs : 0, s->nmsgs, o ? o->nblks : 0, s->nblks, o ? o->claims : 0,
+		 s->claims);
+	for (int f = 0; f < 3 && ok; f++) {
+		struct tc_cost_params p;
+		struct tc_cost cs, co;
+		double ts[2], to[2];
+
+		tc_cost_params_default(&p);
+		p.flags = flags[f];
+		p.lat_us = flags[f] ? 2.0 : 0;
+		p.msg_us = flags[f] ? 0.5 : 0;
+		p.rho_us_per_byte = 0.001;
+		ok = !tc_cost_eval_sizes(s, &p, sizes, 2, ts, &cs) && !tc_cost_eval_sizes(o, &p, sizes, 2, to, &co) &&
+		     cs.steps == co.steps && cs.transmission_blocks == co.transmission_blocks &&
+		     cs.lockstep_blocks == co.lockstep_blocks && cs.max_link_blocks == co.max_link_blocks &&
+		     ts[0] == to[0] && ts[1] == to[1];
+		snprintf(msg, sizeof(msg), "flags %u: startups %u/%u, transmission %g/%g, time %g/%g and %g/%g us",
+			 flags[f], cs.steps, co.steps, cs.transmission_blocks, co.transmission_blocks, ts[0], to[0],
+			 ts[1], to[1]);
+	}
+	tap_ok(ok, "%s %s: the same schedule as %s, priced alike (%s)", a->name, name, b->name, msg);
+	tc_sched_free(o);
 }
 
 static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, const char *name, int *npoints)
@@ -293,6 +355,8 @@ static void check_shape(const struct tc_algo *a, const struct tc_shape *sh, cons
 			check_bound(a, s, name);
 		if (a->price_mod[0] && ((s->claims & TC_CLAIM_CONTENTION_FREE) || tc_algo_priced_from_parts(a, sh)))
 			check_priced(a, s, name);
+		if (a->same_as && a->same_as(sh))
+			check_same_as(a, a->same_as(sh), s, name);
 	}
 	tc_verify_report_free(&r);
 	tc_sched_free(s);
@@ -406,6 +470,7 @@ int main(void)
 		nconv++;
 		nwhole = 0;
 		whole_shapes[0] = 0;
+		nprice_ok = nprice_refused = 0;
 		for (int r = 2; r <= 16; r++)
 			for (int c = 2; c <= 16; c++) {
 				int dims[2] = { r, c };
@@ -424,6 +489,9 @@ int main(void)
 		}
 		tap_ok(npoints > 0 && nwhole < npoints, "%s (%s): part generator checked on %d shapes", a->name,
 		       tc_coll_str(a->coll), npoints);
+		if (a->price)
+			tap_ok(nprice_ok > nprice_refused, "%s (%s): its price function priced %d shapes as whole, refused %d",
+			       a->name, tc_coll_str(a->coll), nprice_ok, nprice_refused);
 		/* Not a failure: the shapes whose parts still come from the whole schedule. */
 		if (nwhole)
 			tap_diag("%s (%s): %d of %d shapes take the fallback (whole schedule, cut): %s%s", a->name,

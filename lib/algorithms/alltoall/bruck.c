@@ -21,9 +21,11 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/direct.h"
+#include "core/cost.h"
 
 #define BRUCK_CITE "baseline: Bruck et al. 1997 radix-2 index algorithm, routed messages (Liu et al., All-Port Tori, Sec. I)"
 
@@ -128,10 +130,80 @@ static int part(struct tc_part *pt, const char **why)
 	return err;
 }
 
+/* How many indices 1..p-1 have the bit dist set: the blocks of every message of its step. */
+static int64_t bruck_count(int p, int dist)
+{
+	int64_t full = (int64_t)(p / (2 * dist)) * dist, rest = p % (2 * dist) - dist;
+
+	return full + (rest > 0 ? rest : 0);
+}
+
+/*
+ * The price without the blocks: every step's P messages (x -> x + 2^k, each
+ * with bruck_count() blocks), routed and ordered as the build emits them,
+ * handed to the cost model, with the build's rearrangement. P log P
+ * messages, where the whole schedule holds about P^2 log P / 2 block moves.
+ */
+static int price(const struct tc_shape *shape, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		 double *time_us, struct tc_cost *cost, const char **why)
+{
+	const int n = shape->nodes;
+	struct tc_cost_state *c = NULL;
+	struct tc_sched *shell;
+	struct tc_dmsg *m = malloc(sizeof(*m) * (n > 0 ? n : 1));
+	struct tc_msg *v = malloc(sizeof(*v) * (n > 0 ? n : 1));
+	int64_t packed = 0;
+	uint32_t st = 0;
+	int err;
+
+	shell = tc_sched_new(shape, TC_ALLTOALL, "bruck", BRUCK_CITE, TC_CLAIM_PERMUTATION);
+	err = shell && m && v ? 0 : -ENOMEM;
+	if (!err && n < 2)
+		err = -EINVAL;
+	for (int dist = 1; !err && dist < n; dist *= 2)
+		packed += bruck_count(n, dist);
+	if (!err) {
+		shell->rearranged_blocks = 2 * (int64_t)n + packed;
+		err = tc_cost_begin(shell, p, sizes, nsizes, &c);
+	}
+	for (int dist = 1; dist < n && !err; dist *= 2, st++) {
+		struct tc_step_view view = { .step = st, .nmsgs = (uint32_t)n, .msgs = v, .blks = NULL };
+		uint32_t nblk = (uint32_t)bruck_count(n, dist);
+
+		for (int x = 0; x < n; x++)
+			tc_direct_msg(shape, &m[x], x, x, (x + dist) % n);
+		tc_direct_sort(m, n);
+		for (int i = 0; i < n; i++) {
+			memset(&v[i], 0, sizeof(v[i]));
+			v[i].src = m[i].src;
+			v[i].dst = m[i].dst;
+			memcpy(v[i].route, m[i].route, sizeof(v[i].route));
+			v[i].step = st;
+			v[i].nblk = nblk;
+			v[i].op = TC_MSG_COPY;
+		}
+		err = tc_cost_step(c, &view);
+	}
+	if (!err) {
+		err = tc_cost_end(c, shell, time_us, cost);
+		c = NULL;
+	}
+	if (c)
+		tc_cost_end(c, NULL, NULL, NULL);
+	if (err)
+		*why = err == -ENOMEM ? "bruck: out of memory pricing the schedule"
+				      : "bruck: pricing the schedule's messages failed";
+	tc_sched_free(shell);
+	free(m);
+	free(v);
+	return err;
+}
+
 const struct tc_algo tc_algo_bruck_a2a = {
 	.name = "bruck",
 	.coll = TC_ALLTOALL,
 	.summary = "baseline: Bruck's log-step exchange",
 	.build = build,
 	.part = part,
+	.price = price,
 };

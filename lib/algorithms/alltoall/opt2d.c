@@ -1188,10 +1188,130 @@ static int part(struct tc_part *p, const char **why)
 	return err ? err : tc_part_finish(p, nsteps);
 }
 
+/*
+ * The price on a torus (not 2x2, not an even ring) without the blocks: node
+ * n sends on port q in step st one message with one block for every
+ * variable that hops there then and whose origin, n less the variable's
+ * displacement before st, is of the variable's class; whether it is depends
+ * only on n's class (its parity on the even sides). So the block counts per
+ * (class, step, port) come from one walk of the timetables, and every
+ * step's P * 4 one-hop messages go to the cost model in the build's order
+ * (by node, then port): what tc_cost_eval_sizes gives the whole schedule,
+ * without its blocks. -EOPNOTSUPP on the other shapes (priced from the parts
+ * of a cell, or whole).
+ */
+static int price(const struct tc_shape *sh, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		 double *time_us, struct tc_cost *cost, const char **why)
+{
+	struct tc_cost_state *c = NULL;
+	struct tc_sched *shell = NULL;
+	struct tc_msg *v = NULL;
+	uint32_t *cnt = NULL, st_out = 0;
+	int S, ncx, ncy, err;
+	struct o2_shape *e;
+
+	if (sh->ndims > 2 || sh->one_port || sh->wrap_mask != (1u << sh->ndims) - 1 ||
+	    (sh->ndims == 1 && !(sh->dims[0] & 1)) || (sh->ndims == 2 && sh->dims[0] == 2 && sh->dims[1] == 2)) {
+		*why = "opt2d: no price function on this shape";
+		return -EOPNOTSUPP;
+	}
+	pthread_mutex_lock(&o2_lock);
+	e = o2_get(sh);
+	err = e->err;
+	S = e->g.S;
+	ncx = e->g.ncx;
+	ncy = e->g.ncy;
+	if (!err) {
+		cnt = calloc((size_t)ncx * ncy * 4 * S, sizeof(*cnt));
+		err = cnt ? 0 : -ENOMEM;
+	}
+	for (int sp = 0; !err && sp < 4 * S; sp++)
+		for (uint32_t k = e->first[sp]; k < e->first[sp + 1]; k++) {
+			const struct o2 *g = &e->g;
+			const int st = sp / 4, var = (int)e->hops[k];
+			const int cl = var / (g->wx * g->wy), cx = cl / g->ncy, cy = cl % g->ncy;
+			const int pw = e->pre[(size_t)var * S + st], dx = pw & 0xff, dy = pw >> 8;
+			const int sx = e->sgn[var] & 1 ? -1 : 1, sy = e->sgn[var] & 2 ? -1 : 1;
+
+			/* the sender's class (px, py) holds the block if its origin is of class (cx, cy) */
+			for (int px = 0; px < ncx; px++)
+				for (int py = 0; py < ncy; py++)
+					if (o2_mod(px - sx * dx, ncx) == cx && o2_mod(py - sy * dy, ncy) == cy)
+						cnt[((size_t)(px * ncy + py) * S + st) * 4 + sp % 4]++;
+		}
+	pthread_mutex_unlock(&o2_lock);
+	if (!err) {
+		shell = tc_sched_new(sh, TC_ALLTOALL, "opt2d", "opt2d", TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST | TC_CLAIM_ONE_HOP);
+		v = malloc((size_t)sh->nodes * 4 * sizeof(*v));
+		err = shell && v ? 0 : -ENOMEM;
+	}
+	if (!err)
+		err = tc_cost_begin(shell, p, sizes, nsizes, &c);
+	for (int st = 0; st < S && !err; st++) {
+		struct tc_step_view view = { .step = st_out, .msgs = v, .blks = NULL };
+		uint32_t nm = 0;
+
+		for (int x = 0; x < sh->nodes; x++) {
+			int xc[TC_MAX_DIMS] = { 0 };
+			const uint32_t *q;
+
+			tc_shape_coords(sh, x, xc);
+			q = &cnt[((size_t)((xc[0] % ncx) * ncy + (sh->ndims > 1 ? xc[1] % ncy : 0)) * S + st) * 4];
+			for (int port = 0; port < 4; port++) {
+				struct tc_msg *m = &v[nm];
+
+				if (!q[port])
+					continue;
+				memset(m, 0, sizeof(*m));
+				m->src = x;
+				m->dst = tc_shape_neighbor(sh, x, port);
+				m->route[port / 2] = (int8_t)(port & 1 ? -1 : 1);
+				m->step = st_out;
+				m->nblk = q[port];
+				m->op = TC_MSG_COPY;
+				nm++;
+			}
+		}
+		if (!nm)
+			continue;
+		view.nmsgs = nm;
+		err = tc_cost_step(c, &view);
+		st_out++;
+	}
+	if (!err) {
+		err = tc_cost_end(c, shell, time_us, cost);
+		c = NULL;
+	}
+	if (c)
+		tc_cost_end(c, NULL, NULL, NULL);
+	if (err)
+		*why = err == -ENOMEM ? "opt2d: out of memory pricing the schedule" : "opt2d: pricing the schedule failed";
+	tc_sched_free(shell);
+	free(cnt);
+	free(v);
+	return err;
+}
+
+/*
+ * What a node sends commutes with the translations that keep the parity of
+ * its coordinates on the even sides (a route is chosen per offset and per
+ * origin class): 2 on an even side, 1 on an odd one. On a torus auto prices
+ * the schedule from the parts of that cell of at most 4 nodes
+ * (core/part_price.h); a mesh's part is the whole schedule's, priced whole.
+ */
+static void price_period(const struct tc_shape *sh, int *mod)
+{
+	for (int d = 0; d < sh->ndims; d++)
+		mod[d] = sh->dims[d] % 2 ? 1 : 2;
+}
+
 const struct tc_algo tc_algo_opt2d = {
 	.name = "opt2d",
 	.coll = TC_ALLTOALL,
 	.summary = "any 2D torus or mesh, any ring: one-hop shortest-path timetable at the bisection bound",
 	.build = build,
 	.part = part,
+	.price_mod = { 1 }, /* the period is price_period()'s */
+	.price_period = price_period,
+	.price = price,
 };

@@ -44,6 +44,7 @@
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/allport.h"
+#include "core/part.h"
 
 struct pad_map {
 	const struct tc_shape *real, *virt;
@@ -229,6 +230,34 @@ static int pad_hosted(const struct pad_map *m)
 	return hosted;
 }
 
+/*
+ * The base algorithm where the padded torus is the shape itself (every side
+ * wraps and needs no rounding): no node is imaginary, every virtual link is
+ * its real one, and a contention-free base has no two messages of a step
+ * with the same ends and route to merge, so pad's schedule is the base's.
+ * It is then the base's, message for message in the base's order, which
+ * auto prices once for both (struct tc_algo.same_as) and whose parts the
+ * base's generator makes. NULL elsewhere.
+ */
+static const struct tc_algo *pad_same_as(const struct tc_shape *sh)
+{
+	struct tc_shape vsh;
+	const struct tc_algo *base;
+
+	if (sh->one_port || sh->wrap_mask != (1u << sh->ndims) - 1)
+		return NULL;
+	base = pad_base(sh, &vsh);
+	if (!base)
+		return NULL;
+	for (int d = 0; d < sh->ndims; d++)
+		if (vsh.dims[d] != sh->dims[d])
+			return NULL;
+	return base;
+}
+
+#define PAD_CITE                                                                                                   \
+	"Liu et al., All-Port Tori, Sec. VI (imaginary nodes) over AR/AT2 (Liu et al., All-Port Tori, Sec. III-IV)"
+
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
 	struct tc_shape vsh;
@@ -242,6 +271,18 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "pad: all-port algorithm; the one-port family handles one-port shapes";
 		return -EOPNOTSUPP;
 	}
+	base = pad_same_as(shape);
+	if (base) {
+		err = base->build(shape, &s, why);
+		if (!err) {
+			s->algo = "pad";
+			s->cite = PAD_CITE;
+			*out = s;
+		} else if (err == -ENOMEM) {
+			*why = "pad: out of memory building the base algorithm's schedule";
+		}
+		return err;
+	}
 	base = pad_base(shape, &vsh);
 	if (!base) {
 		*why = "pad: the padded shape is too large";
@@ -252,7 +293,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		*why = "pad: out of memory";
 		goto out;
 	}
-	s = tc_sched_new(shape, TC_ALLTOALL, "pad", "Liu et al., All-Port Tori, Sec. VI (imaginary nodes) over AR/AT2 (Liu et al., All-Port Tori, Sec. III-IV)", 0);
+	s = tc_sched_new(shape, TC_ALLTOALL, "pad", PAD_CITE, 0);
 	if (!s) {
 		err = -ENOMEM;
 		*why = "pad: out of memory";
@@ -287,9 +328,36 @@ out:
 	return err;
 }
 
+/*
+ * Node n's part: where no node is imaginary, the base's part (its
+ * generator, renamed); elsewhere the whole schedule's, cut (a padded step
+ * can be empty machine-wide, which one node cannot see alone).
+ */
+static int part(struct tc_part *p, const char **why)
+{
+	const struct tc_algo *base;
+	int err;
+
+	if (p->shape.one_port) {
+		*why = "pad: all-port algorithm; the one-port family handles one-port shapes";
+		return -EOPNOTSUPP;
+	}
+	base = pad_same_as(&p->shape);
+	if (!base || !base->part)
+		return TC_PART_WHOLE;
+	err = base->part(p, why);
+	if (!err) {
+		p->algo = "pad";
+		p->cite = PAD_CITE;
+	}
+	return err;
+}
+
 const struct tc_algo tc_algo_pad = {
 	.name = "pad",
 	.coll = TC_ALLTOALL,
 	.summary = "any shape: AR/AT2/allport-kd on the padded torus, imaginary nodes hosted by real ones (Liu et al., All-Port Tori, Sec. VI)",
 	.build = build,
+	.part = part,
+	.same_as = pad_same_as,
 };
