@@ -220,9 +220,10 @@ int tc_alltoall(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t bloc
 int tc_allgather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t block_bytes);
 
 /*
- * The collectives, by id. tc_coll_last() and tc_comm_set_algo() take
- * TC_ALLTOALL or TC_ALLGATHER (the two with a choice of algorithms); the
- * library names the others in its schedules and messages. The values never
+ * The collectives, by id. tc_comm_set_algo() takes TC_ALLTOALL or
+ * TC_ALLGATHER (the two with a choice of algorithms), tc_coll_last() any
+ * (for the others: what ran, offloaded and the system calls); the library
+ * names them in its schedules and messages. The values never
  * change; new ones are appended.
  */
 enum tc_coll_id {

@@ -471,6 +471,7 @@ TC_EXPORT void tc_comm_destroy(tc_comm_t *comm)
 		tc_comm_unlink_sub(comm);
 	tc_comm_orphan_subs(comm);
 	tc_exec_free_plans(comm);
+	tc_cprog_free_all(comm);
 	comm->tp.ops->close(&comm->tp);
 	free(comm);
 }
@@ -603,12 +604,23 @@ TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct t
 
 	if (!comm || !info)
 		return tc_err(-EINVAL, "tc_coll_last: NULL argument");
-	if ((unsigned int)coll > TC_ALLGATHER)
+	if ((unsigned int)coll > TC_ALLTOALLV)
 		return tc_err(-EINVAL, "tc_coll_last: collective %d unknown", (int)coll);
 	size = info->size;
 	if (size < offsetofend(struct tc_coll_info, block_bytes))
 		return tc_err(-EINVAL, "tc_coll_info.size %u is smaller than %zu", size,
 			      offsetofend(struct tc_coll_info, block_bytes));
+	if (coll > TC_ALLGATHER) {
+		/* no choice of algorithm, no schedule: what ran and its system calls */
+		if (!comm->line_last[coll].size)
+			return tc_err(-ENODATA, "tc_coll_last: no %s has run on this communicator", tc_coll_str(coll));
+		full = comm->line_last[coll];
+		full.size = size < sizeof(full) ? size : sizeof(full);
+		memcpy(info, &full, full.size);
+		if (size > sizeof(full))
+			memset((char *)info + sizeof(full), 0, size - sizeof(full));
+		return 0;
+	}
 	cs = &comm->coll[coll];
 	if (!cs->have_last)
 		return tc_err(-ENODATA, "tc_coll_last: no %s has run on this communicator", tc_coll_str(coll));

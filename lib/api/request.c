@@ -45,8 +45,39 @@ struct tc_request {
 	char err[256];
 };
 
-/* Run one call on the calling thread. */
+static int tc_coll_exec_kind(struct tc_comm *comm, const struct tc_coll_args *a);
+
+/* Run one call on the calling thread; a collective other than alltoall
+ * and allgather (exec.c records those) leaves its tc_coll_last record. */
 static int tc_coll_exec(struct tc_comm *comm, const struct tc_coll_args *a)
+{
+	uint64_t p0 = comm->tp.n_posts, w0 = comm->tp.n_waits, g0 = comm->tp.n_regs;
+	struct tc_coll_info *li;
+	int ret;
+
+	if (a->kind == TC_ALLTOALL || a->kind == TC_ALLGATHER || (unsigned int)a->kind > TC_ALLTOALLV)
+		return tc_coll_exec_kind(comm, a);
+	comm->offloaded = 0;
+	ret = tc_coll_exec_kind(comm, a);
+	if (ret)
+		return ret;
+	if (a->kind == TC_BARRIER || a->kind == TC_ALLREDUCE)
+		comm->all_open = 1;
+	li = &comm->line_last[a->kind];
+	memset(li, 0, sizeof(*li));
+	li->size = sizeof(*li);
+	snprintf(li->algo, sizeof(li->algo), "%s",
+		 !comm->offloaded ? "lines" : a->kind == TC_BARRIER ? "lines-tokens" : "lines-program");
+	if (a->kind == TC_BCAST || a->kind == TC_REDUCE || a->kind == TC_ALLREDUCE || a->kind == TC_REDUCE_SCATTER)
+		li->block_bytes = a->count * tc_dt_size(a->dt);
+	li->offloaded = comm->offloaded;
+	li->posts = (uint32_t)(comm->tp.n_posts - p0);
+	li->waits = (uint32_t)(comm->tp.n_waits - w0);
+	li->regs = (uint32_t)(comm->tp.n_regs - g0);
+	return 0;
+}
+
+static int tc_coll_exec_kind(struct tc_comm *comm, const struct tc_coll_args *a)
 {
 	switch (a->kind) {
 	case TC_ALLTOALL:

@@ -81,6 +81,10 @@ struct tc_run {
 	const char *what; /* the phase, for error messages */
 	struct tc_umem u; /* zero copy (u.on): offsets name key, not the transport buffer */
 	uint32_t key;
+	/* prog.c: recording a program: steps are appended here, not run, and
+	 * tagged in the programs' tag space with rec_kind (tc_run_tag) */
+	struct tc_rec *rec;
+	enum tc_coll_id rec_kind;
 };
 
 /* reduce_ops.c */
@@ -102,6 +106,17 @@ int tc_line_ag(struct tc_run *r, int d, const uint64_t *off, const uint64_t *len
 /* slots: 4 scratch areas (+ even/odd, - even/odd) of at least the largest chunk. */
 int tc_line_rs(struct tc_run *r, int d, const uint64_t *off, const uint64_t *cnt, enum tc_datatype dt,
 	       enum tc_op op, const uint64_t *slots);
+
+/* prog.c: barrier and bcast as one program. */
+struct tc_cprog;
+/* Append the step's transfers to r->rec; 0 or -ENOMEM. */
+int tc_rec_step(struct tc_run *r, const struct tc_step *st);
+/* Run the call (begun, its buffer filled) as one program: *ran 1 and the
+ * call's result, or *ran 0 (the caller runs the steps, then marks *entry
+ * warm with tc_cprog_warm on success). rec records the call's phases. */
+int tc_cprog_run(struct tc_run *r, enum tc_coll_id kind, int root, size_t bytes,
+		 int (*rec)(struct tc_run *r, void *arg), void *arg, int *ran, struct tc_cprog **entry);
+void tc_cprog_warm(struct tc_cprog *entry);
 
 /* bcast.c, allreduce.c, v.c: run one call on the calling thread. */
 int tc_exec_barrier(struct tc_comm *comm);

@@ -30,10 +30,14 @@ int tc_run_begin(struct tc_run *r, struct tc_comm *comm, const char *name, size_
 	return tc_comm_usable(comm, name) ?: tc_comm_buffer(comm, name, bytes, &r->base);
 }
 
+/* Phases are below 32; a program (prog.c) sets phase bit 5 and puts its
+ * collective where the sequence number goes. */
 uint64_t tc_run_tag(const struct tc_run *r, unsigned int step, unsigned int dir)
 {
-	return TC_COLL_TAG_BIT | (r->seq & 0xffffffull) << 32 | (uint64_t)(r->phase & 0x3f) << 26 |
-	       (uint64_t)(step & 0xffffff) << 2 | (dir & 3);
+	uint64_t seq = r->rec ? (uint64_t)r->rec_kind : r->seq & 0xffffffull;
+	uint64_t phase = (r->phase & 0x1f) | (r->rec ? 0x20 : 0);
+
+	return TC_COLL_TAG_BIT | seq << 32 | phase << 26 | (uint64_t)(step & 0xffffff) << 2 | (dir & 3);
 }
 
 void tc_xfer_init(struct tc_xfer *x, uint8_t op, int port, const int8_t *route, int peer, uint64_t tag)
@@ -65,6 +69,8 @@ int tc_step_run(struct tc_run *r, struct tc_step *st, unsigned int step)
 	unsigned int i, n;
 	int ret;
 
+	if (r->rec)
+		return tc_rec_step(r, st);
 	for (i = 0; i < st->n; i++) {
 		st->x[i].segs = &st->seg[i];
 		st->x[i].nsegs = 1;

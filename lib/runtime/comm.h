@@ -75,7 +75,15 @@ struct tc_comm {
 	struct tc_plan *plans[TC_PLAN_CACHE];
 	unsigned int plan_clock;
 
-	int offloaded;		/* the running call ran as one program (runtime/exec.c) */
+	int offloaded;		/* the running call ran as one program (runtime/exec.c, colls/prog.c) */
+	/* A call completed whose completion means every node of the
+	 * communicator has its node open (barrier, alltoall, allgather,
+	 * allreduce): a program may send to any of them (colls/prog.c). */
+	int all_open;
+	struct tc_cprogs *cprogs; /* colls/prog.c: barrier and bcast programs; NULL until first used */
+	/* tc_coll_last of the collectives without a choice of algorithm
+	 * (api/request.c): by enum tc_coll_id, [0] and [1] unused */
+	struct tc_coll_info line_last[TC_ALLTOALLV + 1];
 	size_t zcopy_min;	/* blocks of at least this many bytes run zero copy (TC_ZCOPY_MIN) */
 	uint32_t coll_seq;	/* line collectives run (their tags); touched only by the executing thread */
 	struct tc_colls *colls; /* api/request.c: the nonblocking queue; NULL until first used (a sub uses its root's) */
@@ -112,6 +120,9 @@ int tc_step_exec(struct tc_comm *comm, const char *name, const char *what, unsig
 void tc_umem_begin(struct tc_comm *comm, struct tc_umem *u, const void *send, size_t slen, void *recv, size_t rlen,
 		   size_t block);
 void tc_umem_end(struct tc_comm *comm, struct tc_umem *u);
+
+/* colls/prog.c: free the barrier and bcast programs. */
+void tc_cprog_free_all(struct tc_comm *comm);
 
 /* exec.c: the schedule executor (alltoall, allgather). */
 void tc_exec_free_plans(struct tc_comm *comm);

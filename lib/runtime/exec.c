@@ -348,6 +348,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 		tc_coll_record(cs, algo, s, m, fallback, &choice, zero_copy, comm->tp.sends_eager - e0, comm->tp.sends_rdv - r0,
 			       calls, comm->offloaded);
 		cs->warm = 1;
+		comm->all_open = 1;
 	}
 	return ret;
 }

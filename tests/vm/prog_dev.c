@@ -26,8 +26,16 @@
  *     the node and the port, and node 0's neighbours name node 0; a
  *     dropped message (TORUS_FAULT_DROP on one link) fails the programs
  *     waiting for it the same way and no other call returns a wrong byte.
+ *   - Barrier and bcast (lib/colls/prog.c) on 4x4, 2x2x4 and an 8-ring: a
+ *     first call step by step, a second as one program (1 post and 1 wait
+ *     on every node, from tc_coll_last); no node leaves a barrier before a
+ *     node entering 100 ms late has entered, every bcast byte right; the
+ *     program's makespan equals the longest chain's price (sum over d of
+ *     floor(n_d/2) one-hop messages, the barrier's of 8 bytes) and is never
+ *     longer than stepped.
  * Without /dev/torus-ctl it skips (exit 4); on a module without programs
- * it skips the program checks.
+ * (or TC_DEV_OFFLOAD=off) both calls must run step by step and the fault
+ * checks are skipped.
  */
 #include <errno.h>
 #include <math.h>
@@ -289,6 +297,153 @@ static void every_algo(int ctl, int have_prog, const struct cf_fabric *f, size_t
 	}
 }
 
+/*
+ * Barrier and bcast (the collectives without a schedule): call 1 runs step
+ * by step (a communicator's first), call 2 as one program; the fabric's
+ * makespan of each. Barrier: one node enters 100 ms late; every node
+ * checks, after its barrier returned, that every node had entered (a
+ * process-shared count). Bcast: every byte every node received checked.
+ */
+struct line_shared {
+	enum tc_coll_id kind;
+	int root;
+	size_t bytes;
+	int entered[2];	   /* nodes that entered call 1, call 2 (atomic) */
+	int early[2];	   /* nodes that left a barrier before every node entered */
+	int posts[MAXP], waits[MAXP];
+};
+
+static struct line_shared *L;
+
+static int line_call(tc_comm_t *comm, int call, unsigned char *buf, long *bad)
+{
+	int me = tc_comm_rank(comm), P = tc_comm_size(comm), ret;
+
+	if (L->kind == TC_BARRIER) {
+		if (me == P / 2 + 1)
+			usleep(100000);
+		__atomic_fetch_add(&L->entered[call - 1], 1, __ATOMIC_SEQ_CST);
+		ret = tc_barrier(comm);
+		if (!ret && __atomic_load_n(&L->entered[call - 1], __ATOMIC_SEQ_CST) != P)
+			__atomic_fetch_add(&L->early[call - 1], 1, __ATOMIC_SEQ_CST);
+		return ret;
+	}
+	for (size_t k = 0; k < L->bytes; k++)
+		buf[k] = me == L->root ? pat(call, L->root, 0, k) : 0xee;
+	ret = tc_bcast(comm, buf, L->bytes / 4, TC_INT32, L->root); /* bytes: a multiple of 4 */
+	for (size_t k = 0; !ret && k < L->bytes; k++)
+		*bad += buf[k] != pat(call, L->root, 0, k);
+	return ret;
+}
+
+static int line_node_fn(tc_comm_t *comm, void *arg)
+{
+	int me = tc_comm_rank(comm), ret;
+	struct tc_coll_info info = { .size = sizeof(info) };
+	unsigned char *buf = malloc(L->bytes ? L->bytes : 1);
+
+	(void)arg;
+	if (!buf)
+		return 1;
+	for (int call = 1; call <= 2; call++) {
+		pthread_barrier_wait(&S->bar);
+		if (me == 0)
+			fabric_reset_read(1, NULL);
+		pthread_barrier_wait(&S->bar);
+		ret = line_call(comm, call, buf, &S->bad[me]);
+		S->ret[me] = ret;
+		if (ret) {
+			snprintf(S->err[me], sizeof(S->err[me]), "call %d: %s", call, tc_last_error());
+			break;
+		}
+		if (!tc_coll_last(comm, L->kind, &info)) {
+			S->off[call - 1][me] = info.offloaded;
+			L->posts[me] = info.posts;
+			L->waits[me] = info.waits;
+		} else {
+			S->off[call - 1][me] = -1;
+		}
+		pthread_barrier_wait(&S->bar);
+		if (me == 0)
+			fabric_reset_read(0, &S->span[call - 1]);
+	}
+	free(buf);
+	return 0;
+}
+
+/* Messages on the longest chain of either mode on a torus: along each
+ * dimension a line's farthest node is floor(n/2) hops away (coll.h). */
+static unsigned int line_chain(const struct cf_fabric *f)
+{
+	unsigned int c = 0;
+
+	for (unsigned int d = 0; d < f->ndims; d++)
+		c += f->dims[d] / 2;
+	return c;
+}
+
+static void line_case(int ctl, int have_prog, const struct cf_fabric *f, enum tc_coll_id kind, int root, size_t bytes)
+{
+	const char *name = kind == TC_BARRIER ? "barrier" : "bcast";
+	unsigned int chain = line_chain(f);
+	size_t len = kind == TC_BARRIER ? 8 : bytes; /* the barrier program's tokens */
+	double msg_ns = 1000.0 + 10.0 + len * 0.01, model_ns = chain * msg_ns; /* cf_create's ts, hop, tw */
+	__u32 id, nodes;
+	double wall;
+	pthread_barrierattr_t ba;
+	int ret, failed = 0, off_ok = 1, calls_ok = 1;
+	long bad = 0;
+	char first[240] = "", lbl[96];
+
+	snprintf(lbl, sizeof(lbl), "%s %s", f->label, name);
+	if (kind == TC_BCAST)
+		snprintf(lbl + strlen(lbl), sizeof(lbl) - strlen(lbl), " root %d m=%zu", root, bytes);
+	ret = cf_create(ctl, f, &id, &nodes);
+	if (ret) {
+		tap_ok(0, "%s: fabric: %s", lbl, strerror(-ret));
+		return;
+	}
+	memset(S, 0, sizeof(*S));
+	memset(L, 0, sizeof(*L));
+	S->fabric = id;
+	S->ctl_fd = ctl;
+	L->kind = kind;
+	L->root = root;
+	L->bytes = bytes;
+	pthread_barrierattr_init(&ba);
+	pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+	pthread_barrier_init(&S->bar, &ba, nodes);
+	ret = cf_run(id, nodes, 60000, line_node_fn, NULL, &wall);
+	pthread_barrier_destroy(&S->bar);
+	cf_destroy(ctl, id);
+	for (unsigned int n = 0; n < nodes; n++) {
+		bad += S->bad[n];
+		if (S->ret[n] && !failed++)
+			snprintf(first, sizeof(first), "node %u: %s", n, S->err[n]);
+		off_ok &= !S->off[0][n] && S->off[1][n] == have_prog;
+		calls_ok &= have_prog ? L->posts[n] == 1 && L->waits[n] == 1 : L->posts[n] >= 1;
+	}
+	if (kind == TC_BARRIER)
+		tap_ok(!ret && !failed && off_ok && !L->early[0] && !L->early[1],
+		       "%s: stepped, then %s, no node left before all entered (%d+%d left early)%s%s", lbl,
+		       have_prog ? "one program" : "stepped again", L->early[0], L->early[1], first[0] ? "; " : "",
+		       first);
+	else
+		tap_ok(!ret && !failed && !bad && off_ok, "%s: stepped, then %s, every byte right (%ld wrong)%s%s", lbl,
+		       have_prog ? "one program" : "stepped again", bad, first[0] ? "; " : "", first);
+	if (ret || failed)
+		return;
+	tap_ok(calls_ok, "%s: the second call made %d post(s) and %d wait(s) on node 0 (%s)", lbl, L->posts[0],
+	       L->waits[0], have_prog ? "1 and 1 on every node" : "stepped: a post per step");
+	if (!have_prog)
+		return;
+	tap_ok(near(S->span[1], model_ns, chain) && S->span[1] <= S->span[0],
+	       "%s: program makespan %llu ns == model %.1f ns (%u messages of %zu B on the longest chain), <= "
+	       "stepped %llu ns (%.2fx)",
+	       lbl, S->span[1], model_ns, chain, len, S->span[0],
+	       S->span[1] ? (double)S->span[0] / (double)S->span[1] : 0);
+}
+
 static void fault_case(int ctl, const struct cf_fabric *f, int fault)
 {
 	int P = 0, timeouts = 0, named = 0, named0 = 0, other = 0, ok = 0, late = 0;
@@ -339,7 +494,8 @@ int main(void)
 		return 4;
 	}
 	S = cf_shared(sizeof(*S));
-	if (ctl < 0 || !S || tv_ioctl(ctl, TORUS_IOC_HANDSHAKE, &h)) {
+	L = cf_shared(sizeof(*L));
+	if (ctl < 0 || !S || !L || tv_ioctl(ctl, TORUS_IOC_HANDSHAKE, &h)) {
 		tap_ok(0, "setup: %s", strerror(ctl < 0 ? -ctl : errno));
 		return tap_done();
 	}
@@ -350,6 +506,12 @@ int main(void)
 	timing_case(ctl, have_prog, &t44, TC_ALLGATHER, "bcast-pattern", 4096);
 	timing_case(ctl, have_prog, &r8, TC_ALLTOALL, "ar", 1024);
 	timing_case(ctl, have_prog, &r8, TC_ALLGATHER, "ring", 1024);
+	line_case(ctl, have_prog, &t44, TC_BARRIER, 0, 0);
+	line_case(ctl, have_prog, &t224, TC_BARRIER, 0, 0);
+	line_case(ctl, have_prog, &r8, TC_BARRIER, 0, 0);
+	line_case(ctl, have_prog, &t44, TC_BCAST, 0, 64);
+	line_case(ctl, have_prog, &t44, TC_BCAST, 6, 4096);
+	line_case(ctl, have_prog, &t224, TC_BCAST, 13, 1000);
 	if (have_prog) {
 		fault_case(ctl, &t44, 1);
 		fault_case(ctl, &t44, 2);
