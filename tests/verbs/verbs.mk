@@ -1,9 +1,9 @@
 # The verbs suite: libtoruscoll over RDMA verbs, run in a guest over soft-RoCE
 # (utils/torus-vm --rxe) with ranks started by mpirun. Built only when the
 # library has the verbs transport (lib/lib.mk: TC_HAVE_VERBS).
-# bench_mpi and oob_mpi are MPI programs: built with $(MPICC) when it exists
+# bench_mpi, overlap_mpi and oob_mpi are MPI programs: built with $(MPICC) when it exists
 # (mpi/mpi.mk sets MPICC and HAVE_MPICC and says what it skips without).
-VERBS_MPI_SRCS := tests/verbs/bench_mpi.c tests/verbs/oob_mpi.c
+VERBS_MPI_SRCS := tests/verbs/bench_mpi.c tests/verbs/overlap_mpi.c tests/verbs/oob_mpi.c
 VERBS_SRCS := $(filter-out $(VERBS_MPI_SRCS),$(wildcard tests/verbs/*.c))
 VERBS_BINS := $(patsubst tests/verbs/%.c,$(O)/tests/verbs/%,$(VERBS_SRCS))
 
@@ -12,12 +12,15 @@ ifeq ($(TC_HAVE_VERBS),1)
 all: $(VERBS_BINS)
 endif
 ifneq ($(HAVE_MPICC),)
-all: $(O)/tests/verbs/bench_mpi
+all: $(O)/tests/verbs/bench_mpi $(O)/tests/verbs/overlap_mpi
 ifeq ($(TC_HAVE_VERBS),1)
 all: $(O)/tests/verbs/oob_mpi
 endif
 endif
 $(O)/tests/verbs/bench_mpi: tests/verbs/bench_mpi.c tests/verbs/perf_ctl.h
+	@mkdir -p $(@D); rm -f $@
+	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(TC_LDFLAGS) -o $@ $<
+$(O)/tests/verbs/overlap_mpi: tests/verbs/overlap_mpi.c
 	@mkdir -p $(@D); rm -f $@
 	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(TC_LDFLAGS) -o $@ $<
 $(O)/tests/verbs/oob_mpi: tests/verbs/oob_mpi.c $(LIB_A)

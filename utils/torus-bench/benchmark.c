@@ -289,10 +289,17 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 			set_fail(b, rank, ret, colls[o->coll]->name);
 			goto out;
 		}
-		if (has_algo) {
+		{
+			/* every collective: whether it ran as one program, and its device calls */
+			static const enum tc_coll_id ids[C_NUM] = {
+				[C_ALLTOALL] = TC_ALLTOALL,	  [C_ALLGATHER] = TC_ALLGATHER,
+				[C_ALLREDUCE] = TC_ALLREDUCE,	  [C_BCAST] = TC_BCAST,
+				[C_BARRIER] = TC_BARRIER,	  [C_ALLTOALLV] = TC_ALLTOALLV,
+				[C_ALLGATHERV] = TC_ALLGATHERV, [C_REDUCE_SCATTER] = TC_REDUCE_SCATTER,
+			};
 			struct tc_coll_info info = { .size = sizeof(info) };
 
-			if (!tc_coll_last(comm, is_a2a ? TC_ALLTOALL : TC_ALLGATHER, &info)) {
+			if (!tc_coll_last(comm, ids[o->coll], &info)) {
 				sums[3] = info.offloaded;
 				sums[4] = info.posts;
 				sums[5] = info.waits;
@@ -327,6 +334,8 @@ static int bench_point(struct bench *b, tc_comm_t *comm, const char *algo, size_
 		r->zcopy_ranks = gsums[0];
 		r->eager_sends = gsums[1];
 		r->rdv_sends = gsums[2];
+	}
+	if (r->supported) {
 		r->offl_ranks = gsums[3];
 		r->posts = gsums[4];
 		r->waits = gsums[5];
