@@ -8,13 +8,22 @@
  * pattern every sender wrote, and prints one line:
  *
  *   scale rank=R nodes=P m=M create_ms=.. wait_ms=.. first_ms=.. ag_ms=.. launch_s=..
+ *         start_s=.. cpu_start_ms=.. cpu_create_ms=.. cpu_first_ms=.. cpu_ag_ms=..
  *         rss_kib=.. whole=W fallbacks=F generated=G bad=B
  *
  * first_ms: from main() to the end of the first collective (communicator,
  * algorithm choice, this node's part and its check, plan, the alltoall),
  * less wait_ms (SCALE_RENDEZVOUS below);
  * launch_s: from SCALE_T0 (the launcher's clock, seconds since the epoch)
- * to the same point; rss_kib: the process's peak RSS at the end; whole:
+ * to the same point; start_s: from SCALE_T0 to main() (the launch: torusrun
+ * starting the ranks one after another, exec, the dynamic loader); the
+ * cpu_*_ms: this process's CPU time (user + system, CLOCK_PROCESS_CPUTIME_ID)
+ * before main() (exec, the dynamic loader, the libraries' constructors), in
+ * tc_comm_create, in the first alltoall (the algorithm's choice, this
+ * node's part, its check and plan, posting; the wait for the peers sleeps in
+ * the module) and in the allgather, so that what a rank computes is told
+ * apart from the time it waits for the emulated CPUs or its peers (the wall
+ * times above include both); rss_kib: the process's peak RSS at the end; whole:
  * whole schedules the process started to build; fallbacks: parts cut from a
  * whole schedule; generated: parts generated alone. The figures come from
  * the library's own counters (linked statically for them), not through a
@@ -66,6 +75,14 @@ static double mono_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+static double cpu_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
 static double real_s(void)
 {
 	struct timespec t;
@@ -91,6 +108,7 @@ static int fail(const char *what, int ret)
 /* What one rank measured. */
 struct rank_out {
 	double create_ms, wait_ms, first_ms, ag_ms;
+	double cpu_create_ms, cpu_first_ms, cpu_ag_ms;
 	size_t bad, checked;
 };
 
@@ -122,7 +140,7 @@ static int run_colls(tc_comm_t *comm, size_t m, struct rank_out *o, double t_mai
 {
 	int P = tc_comm_size(comm), me = tc_comm_rank(comm), ret;
 	uint8_t *send = malloc((size_t)P * m), *recv = malloc((size_t)P * m);
-	double t;
+	double t, c;
 
 	if (!send || !recv) {
 		free(send);
@@ -133,12 +151,14 @@ static int run_colls(tc_comm_t *comm, size_t m, struct rank_out *o, double t_mai
 		for (size_t i = 0; i < m; i++)
 			send[(size_t)d * m + i] = pat(me, d, i, 0);
 	memset(recv, 0, (size_t)P * m);
+	c = cpu_ms();
 	ret = tc_alltoall(comm, send, recv, m);
 	if (ret) {
 		fail("tc_alltoall", ret);
 		goto out;
 	}
 	t = mono_ms();
+	o->cpu_first_ms = cpu_ms() - c;
 	o->first_ms = t - t_main - o->wait_ms;
 	for (int s = 0; s < P; s++)
 		for (size_t i = 0; i < m; i++)
@@ -146,12 +166,14 @@ static int run_colls(tc_comm_t *comm, size_t m, struct rank_out *o, double t_mai
 	for (size_t i = 0; i < m; i++)
 		send[i] = pat(me, 0, i, 1);
 	memset(recv, 0, (size_t)P * m);
+	c = cpu_ms();
 	ret = tc_allgather(comm, send, recv, m);
 	if (ret) {
 		fail("tc_allgather", ret);
 		goto out;
 	}
 	o->ag_ms = mono_ms() - t;
+	o->cpu_ag_ms = cpu_ms() - c;
 	for (int s = 0; s < P; s++)
 		for (size_t i = 0; i < m; i++)
 			o->bad += recv[(size_t)s * m + i] != pat(s, 0, i, 1);
@@ -225,7 +247,7 @@ static int sim_main(const char *dims, size_t m)
 int main(int argc, char **argv)
 {
 	const char *t0s = getenv("SCALE_T0"), *kills = getenv("SCALE_KILL"), *nw = getenv("SCALE_NO_WHOLE");
-	double t_main = mono_ms(), launch;
+	double cpu_start = cpu_ms(), t_main = mono_ms(), t_real = real_s(), launch;
 	int kill_rank = kills ? atoi(kills) : -1;
 	unsigned long whole, fallbacks, generated;
 	struct rank_out o = { 0 };
@@ -247,10 +269,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "scale: block size %zu: expected 1..4096\n", m);
 		return 2;
 	}
+	o.cpu_create_ms = cpu_ms();
 	ret = tc_comm_create(NULL, &comm);
 	if (ret)
 		return fail("tc_comm_create", ret);
 	o.create_ms = mono_ms() - t_main;
+	o.cpu_create_ms = cpu_ms() - o.cpu_create_ms;
 	P = tc_comm_size(comm);
 	me = tc_comm_rank(comm);
 	if (getenv("SCALE_RENDEZVOUS") && !strcmp(getenv("SCALE_RENDEZVOUS"), "1")) {
@@ -269,8 +293,10 @@ int main(int argc, char **argv)
 	generated = __tc_part_generated();
 	getrusage(RUSAGE_SELF, &ru);
 	printf("scale rank=%d nodes=%d m=%zu create_ms=%.1f wait_ms=%.1f first_ms=%.1f ag_ms=%.1f launch_s=%.3f "
+	       "start_s=%.3f cpu_start_ms=%.1f cpu_create_ms=%.1f cpu_first_ms=%.1f cpu_ag_ms=%.1f "
 	       "rss_kib=%ld whole=%lu fallbacks=%lu generated=%lu bad=%zu\n",
-	       me, P, m, o.create_ms, o.wait_ms, o.first_ms, o.ag_ms, launch, ru.ru_maxrss, whole, fallbacks, generated, o.bad);
+	       me, P, m, o.create_ms, o.wait_ms, o.first_ms, o.ag_ms, launch, t0s ? t_real - strtod(t0s, NULL) : 0,
+	       cpu_start, o.cpu_create_ms, o.cpu_first_ms, o.cpu_ag_ms, ru.ru_maxrss, whole, fallbacks, generated, o.bad);
 	fflush(stdout);
 	if (o.bad) {
 		fprintf(stderr, "scale: rank %d: %zu wrong bytes\n", me, o.bad);
