@@ -13,8 +13,16 @@ ifeq ($(TC_HAVE_VERBS),1)
 $(O)/lib/api/comm.o $(O)/pic/lib/api/comm.o: TC_CFLAGS += -DTC_HAVE_VERBS
 $(patsubst %.c,$(O)/%.o,$(TC_VERBS_SRCS)) $(patsubst %.c,$(O)/pic/%.o,$(TC_VERBS_SRCS)): \
 	TC_CFLAGS += $(shell pkg-config --cflags $(TC_VERBS_PKGS))
-LDLIBS_TC += $(shell pkg-config --libs $(TC_VERBS_PKGS))
-TC_PC_REQUIRES := $(TC_VERBS_PKGS)
+# libpmix is not linked: bootstrap.c opens it (dlopen) when a verbs
+# communicator first needs the launcher, at the path found here.
+TC_PMIX_LIBDIR := $(shell pkg-config --variable=libdir pmix)
+TC_PMIX_SONAME := $(shell objdump -p $(TC_PMIX_LIBDIR)/libpmix.so 2>/dev/null | sed -n 's/^ *SONAME *//p')
+ifneq ($(TC_PMIX_SONAME),)
+$(O)/lib/transport/bootstrap.o $(O)/pic/lib/transport/bootstrap.o: \
+	TC_CFLAGS += -DTC_PMIX_LIB='"$(TC_PMIX_LIBDIR)/$(TC_PMIX_SONAME)"' -DTC_PMIX_SONAME='"$(TC_PMIX_SONAME)"'
+endif
+LDLIBS_TC += $(shell pkg-config --libs libibverbs librdmacm)
+TC_PC_REQUIRES := libibverbs librdmacm
 else
 LIB_SRCS := $(filter-out $(TC_VERBS_SRCS),$(LIB_SRCS))
 endif

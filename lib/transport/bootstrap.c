@@ -9,9 +9,11 @@
  * communicators are created collectively). Open MPI's mpirun and Slurm's
  * srun --mpi=pmix both serve it.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +22,50 @@
 #include "transport/bootstrap.h"
 
 #define TC_BOOT_MAX_RANKS (1 << 20)
+
+/*
+ * libpmix is opened here, when a verbs communicator first needs the
+ * launcher, not linked into the library: linked, every process of every
+ * transport loaded it and what it needs (hwloc, libevent, munge, udev) and
+ * searched its non-standard directory (a RUNPATH) for every other library
+ * at start: 6 more libraries and about 40 failed lookups a process, which
+ * were the largest part of a device rank's start in the 256-rank guest run
+ * (docs/benchmarks.md, "Runs at scale"). TC_PMIX_LIB is the path the build
+ * found (pkg-config's libdir and the library's soname); the bare soname is
+ * tried next. RTLD_GLOBAL: PMIx's own plugins resolve its symbols. Never
+ * closed (PMIx keeps threads).
+ */
+#ifndef TC_PMIX_LIB
+#define TC_PMIX_LIB "libpmix.so.2"
+#endif
+#ifndef TC_PMIX_SONAME
+#define TC_PMIX_SONAME "libpmix.so.2"
+#endif
+
+/* set once under tc_pmix_lock (tc_pmix_handle last), read after tc_pmix_up */
+static struct {
+	__typeof__(PMIx_Init) *init;
+	__typeof__(PMIx_Finalize) *finalize;
+	__typeof__(PMIx_Get) *get;
+	__typeof__(PMIx_Put) *put;
+	__typeof__(PMIx_Commit) *commit;
+	__typeof__(PMIx_Fence) *fence;
+	__typeof__(PMIx_Error_string) *error_string;
+	__typeof__(PMIx_Info_load) *info_load;
+	__typeof__(PMIx_Value_destruct) *value_destruct;
+} tc_pmix;
+static void *tc_pmix_handle;
+
+/* The calls below, and those pmix.h's macros expand to, go through the table. */
+#define PMIx_Init (*tc_pmix.init)
+#define PMIx_Finalize (*tc_pmix.finalize)
+#define PMIx_Get (*tc_pmix.get)
+#define PMIx_Put (*tc_pmix.put)
+#define PMIx_Commit (*tc_pmix.commit)
+#define PMIx_Fence (*tc_pmix.fence)
+#define PMIx_Error_string (*tc_pmix.error_string)
+#define PMIx_Info_load (*tc_pmix.info_load)
+#define PMIx_Value_destruct (*tc_pmix.value_destruct)
 
 static pthread_mutex_t tc_pmix_lock = PTHREAD_MUTEX_INITIALIZER;
 static int tc_pmix_up;		 /* protected by tc_pmix_lock */
@@ -35,6 +81,47 @@ __attribute__((destructor)) static void tc_pmix_fini(void)
 	tc_pmix_up = 0;
 }
 
+/* Caller holds tc_pmix_lock. 0, or -ENOTCONN when libpmix cannot be loaded. */
+static int __tc_pmix_load(void)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} syms[] = {
+		{ "PMIx_Init", offsetof(__typeof__(tc_pmix), init) },
+		{ "PMIx_Finalize", offsetof(__typeof__(tc_pmix), finalize) },
+		{ "PMIx_Get", offsetof(__typeof__(tc_pmix), get) },
+		{ "PMIx_Put", offsetof(__typeof__(tc_pmix), put) },
+		{ "PMIx_Commit", offsetof(__typeof__(tc_pmix), commit) },
+		{ "PMIx_Fence", offsetof(__typeof__(tc_pmix), fence) },
+		{ "PMIx_Error_string", offsetof(__typeof__(tc_pmix), error_string) },
+		{ "PMIx_Info_load", offsetof(__typeof__(tc_pmix), info_load) },
+		{ "PMIx_Value_destruct", offsetof(__typeof__(tc_pmix), value_destruct) },
+	};
+	const char *why;
+	void *h;
+
+	if (tc_pmix_handle)
+		return 0;
+	h = dlopen(TC_PMIX_LIB, RTLD_NOW | RTLD_GLOBAL);
+	if (!h)
+		h = dlopen(TC_PMIX_SONAME, RTLD_NOW | RTLD_GLOBAL);
+	if (!h) {
+		why = dlerror();
+		return tc_err(-ENOTCONN, "transport verbs: cannot load the PMIx library (%s): %s; install it, or pass "
+					 "tc_comm_attr.oob_allgather", TC_PMIX_LIB, why ? why : "not found");
+	}
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		void *f = dlsym(h, syms[i].name);
+
+		if (!f)
+			return tc_err(-ENOTCONN, "transport verbs: %s has no %s", TC_PMIX_LIB, syms[i].name);
+		memcpy((char *)&tc_pmix + syms[i].off, &f, sizeof(f));
+	}
+	tc_pmix_handle = h;
+	return 0;
+}
+
 /* Caller holds tc_pmix_lock. */
 static int __tc_pmix_init(void)
 {
@@ -44,6 +131,9 @@ static int __tc_pmix_init(void)
 
 	if (tc_pmix_up)
 		return 0;
+	rc = __tc_pmix_load();
+	if (rc)
+		return rc;
 	rc = PMIx_Init(&tc_pmix_me, NULL, 0);
 	if (rc != PMIX_SUCCESS)
 		return tc_err(-ENOTCONN,
