@@ -14,6 +14,8 @@
 
 #include "api/api.h"
 #include "core/embed.h"
+#include "core/part.h"
+#include "core/part_price.h"
 
 
 static const char *const tc_coll_env[2] = {
@@ -598,7 +600,6 @@ int __tc_comm_force_algo(tc_comm_t *comm, enum tc_coll_id coll, const struct tc_
 TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct tc_coll_info *info)
 {
 	const struct tc_coll_state *cs;
-	const struct tc_sched *whole = NULL;
 	struct tc_coll_info full;
 	uint32_t size;
 
@@ -625,30 +626,34 @@ TC_EXPORT int tc_coll_last(const tc_comm_t *comm, enum tc_coll_id coll, struct t
 	if (!cs->have_last)
 		return tc_err(-ENODATA, "tc_coll_last: no %s has run on this communicator", tc_coll_str(coll));
 	full = cs->last;
+	if (!cs->last_part)
+		return tc_err(-ENODATA, "tc_coll_last: the last %s kept no part", tc_coll_str(coll));
 	{
-		const char *why = NULL;
-		struct tc_cost c;
-
-		/* The run used only this node's part; the figures are the whole
-		 * schedule's, built (once per process) only when asked for. */
-		if (!cs->last_algo || tc_sched_get(cs->last_algo->coll, cs->last_algo, &comm->tp.shape, &whole, &why))
-			return tc_err(-ENOMEM, "tc_coll_last: the whole %s schedule of the last call: %s",
-				      cs->last.algo, why ? why : tc_last_error());
-		if (!tc_exec_cost(whole, &c)) {
-			full.steps = c.steps;
-			full.transmission_blocks = c.transmission_blocks;
-			full.lower_bound_blocks = c.lower_bound_blocks;
-		} else {
-			full.steps = whole->nsteps;
-		}
-	}
-	if (full.predicted_us < 0) {
-		/* the forced algorithm ran: price it now, with the communicator's parameters */
+		/* The cost model over this rank's own part: no other part is built. */
 		struct tc_cost_params cp = comm->tp.cost;
+		struct tc_part_stats st;
 		struct tc_cost c;
+		double t;
+		int err;
 
 		cp.block_bytes = full.block_bytes;
-		full.predicted_us = tc_cost_eval(whole, &cp, &c) ? 0 : c.time_us;
+		err = tc_part_price(cs->last_part, &cp, &t, &c);
+		if (err)
+			return tc_err(err, "tc_coll_last: pricing this rank's part of the last %s (%s): %s",
+				      tc_coll_str(coll), cs->last.algo, tc_last_error());
+		full.steps = cs->last_part->nsteps; /* the schedule's, which the part knows */
+		full.transmission_blocks = c.transmission_blocks;
+		full.lower_bound_blocks = c.lower_bound_blocks;
+		/* the library's choice keeps the whole schedule's price it chose by */
+		if (full.predicted_us < 0)
+			full.predicted_us = t;
+		tc_part_stats(cs->last_part, &st);
+		full.part_steps = st.active_steps;
+		full.part_msgs_sent = (uint32_t)st.msgs_sent;
+		full.part_msgs_recv = (uint32_t)st.msgs_recv;
+		full.part_blocks_sent = st.blks_sent;
+		full.part_blocks_recv = st.blks_recv;
+		full.part_blocks_forwarded = st.blks_fwd;
 	}
 	full.size = size < sizeof(full) ? size : sizeof(full);
 	memcpy(info, &full, full.size);

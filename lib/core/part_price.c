@@ -239,3 +239,36 @@ out:
 	free(msgs);
 	return err;
 }
+
+int tc_part_price(const struct tc_part *part, const struct tc_cost_params *p, double *time_us,
+		  struct tc_cost *cost)
+{
+	struct tc_sched *shell;
+	struct tc_cost_state *c = NULL;
+	int err;
+
+	if (!part || !p || !time_us || !cost || !part->act_first)
+		return tc_err(-EINVAL, "tc_part_price: no finished part, parameters or output");
+	shell = tc_sched_new(&part->shape, part->coll, part->algo, part->cite, part->claims);
+	if (!shell)
+		return tc_err(-ENOMEM, "%s: out of memory pricing node %d's part", part->algo, part->node);
+	shell->npackets = part->npackets;
+	err = tc_cost_begin(shell, p, &p->block_bytes, 1, &c);
+	for (uint32_t i = 0; !err && i < part->nact; i++) {
+		struct tc_step_view v = {
+			.step = part->act_step[i],
+			.nmsgs = part->act_first[i + 1] - part->act_first[i],
+			.msgs = &part->msgs[part->act_first[i]],
+			.blks = part->blks,
+		};
+
+		err = tc_cost_step(c, &v);
+	}
+	if (!err) {
+		err = tc_cost_end(c, shell, time_us, cost);
+	} else if (c) {
+		tc_cost_end(c, NULL, NULL, NULL);
+	}
+	tc_sched_free(shell);
+	return err;
+}

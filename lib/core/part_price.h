@@ -38,4 +38,19 @@ int tc_sched_price_parts(const struct tc_algo *algo, const struct tc_shape *shap
 			 const size_t *sizes, int nsizes, double *time_us, struct tc_cost *cost,
 			 struct tc_price_totals *tot, const char **why);
 
+/*
+ * The cost model over one node's part alone (what tc_coll_last reports): the
+ * part's messages, step by step, as tc_cost_eval would see them if they were
+ * the whole schedule, at p's parameters and block size: time_us and cost
+ * (steps and transmission on the longest chain of this node's messages, the
+ * shape's lower bound). No other node's messages are there to share a link
+ * or delay a peer, so each figure is at most the whole schedule's (at2 on
+ * 8x12: 120 blocks of 144). The rearrangement term (rho) is left out: a
+ * part does not know the whole schedule's rearranged blocks. O(P) memory (the model's
+ * per-node state), time in the part's messages.
+ */
+struct tc_part;
+int tc_part_price(const struct tc_part *part, const struct tc_cost_params *p, double *time_us,
+		  struct tc_cost *cost);
+
 #endif /* TC_PART_PRICE_H */

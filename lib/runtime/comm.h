@@ -46,7 +46,8 @@ struct tc_coll_state {
 	const char *forced_by;
 	int have_last;
 	struct tc_coll_info last; /* last.why: why the forced algorithm did not run */
-	const struct tc_algo *last_algo; /* its whole schedule is built and priced when tc_coll_last asks */
+	/* the part that ran (part cache: lives as long as the process); tc_coll_last prices it when asked */
+	const struct tc_part *last_part;
 	/* A call ran to the end: every peer of the collective has its node
 	 * open (a send to a node not yet open again is refused; the stepped
 	 * executor posts it again, a program would fail), so the next call
@@ -126,8 +127,6 @@ void tc_cprog_free_all(struct tc_comm *comm);
 
 /* exec.c: the schedule executor (alltoall, allgather). */
 void tc_exec_free_plans(struct tc_comm *comm);
-/* The cost model's figures for a schedule, priced once per process. */
-int tc_exec_cost(const struct tc_sched *s, struct tc_cost *out);
 /* Run one tc_alltoall/tc_allgather (validated by the caller) on the calling thread. */
 int tc_exec_coll(struct tc_comm *comm, enum tc_coll_id id, const void *sendbuf, void *recvbuf, size_t m);
 

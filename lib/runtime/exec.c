@@ -18,50 +18,6 @@
 
 #include "runtime/plan.h"
 
-/*
- * The cost model's figures for tc_coll_last(), computed on first request and
- * kept per schedule (schedules live as long as the process): pricing every
- * node's schedule at every call would cost each of 1024 simulated nodes
- * 10 ms on 32x32. Steps and blocks do not depend on the block size.
- */
-struct tc_cost_memo {
-	struct tc_cost_memo *next;
-	const struct tc_sched *s;
-	int err;
-	struct tc_cost cost;
-};
-
-static pthread_mutex_t tc_cost_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tc_cost_memo *tc_cost_head; /* protected by tc_cost_lock; never freed */
-
-int tc_exec_cost(const struct tc_sched *s, struct tc_cost *out)
-{
-	struct tc_cost_params cp = { .block_bytes = 1 };
-	struct tc_cost_memo *e;
-	int err;
-
-	pthread_mutex_lock(&tc_cost_lock);
-	for (e = tc_cost_head; e; e = e->next)
-		if (e->s == s)
-			break;
-	if (!e) {
-		e = calloc(1, sizeof(*e));
-		if (!e) {
-			pthread_mutex_unlock(&tc_cost_lock);
-			return -ENOMEM;
-		}
-		e->s = s;
-		e->err = tc_cost_eval(s, &cp, &e->cost);
-		e->next = tc_cost_head;
-		tc_cost_head = e;
-	}
-	err = e->err;
-	if (!err)
-		*out = e->cost;
-	pthread_mutex_unlock(&tc_cost_lock);
-	return err;
-}
-
 /* Where buffer offset off of the plan is on this call. */
 static char *tc_call_ptr(const struct tc_plan *p, const struct tc_umem *u, uint64_t off)
 {
@@ -279,7 +235,7 @@ static int tc_coll_move(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan
 }
 
 /* tc_coll_last()'s record of the call that ran. */
-static void tc_coll_record(struct tc_coll_state *cs, const struct tc_algo *algo, const struct tc_part *s, size_t m,
+static void tc_coll_record(struct tc_coll_state *cs, const struct tc_part *s, size_t m,
 			   const char *fallback,
 			   const struct tc_auto_choice *choice, int zero_copy, uint64_t eager, uint64_t rdv,
 			   const uint64_t calls[3], int offloaded)
@@ -289,7 +245,7 @@ static void tc_coll_record(struct tc_coll_state *cs, const struct tc_algo *algo,
 	snprintf(cs->last.algo, sizeof(cs->last.algo), "%s", s->algo);
 	snprintf(cs->last.why, sizeof(cs->last.why), "%s", fallback);
 	cs->last.block_bytes = m;
-	/* what the choice saw; a forced run is priced when tc_coll_last asks */
+	/* what the choice saw; a forced run is priced from its part when tc_coll_last asks */
 	cs->last.predicted_us = choice->winner >= 0 ? choice->cand[choice->winner].us : -1;
 	cs->last.runner_up[0] = 0;
 	cs->last.runner_up_us = 0;
@@ -304,7 +260,7 @@ static void tc_coll_record(struct tc_coll_state *cs, const struct tc_algo *algo,
 	cs->last.posts = (uint32_t)calls[0];
 	cs->last.waits = (uint32_t)calls[1];
 	cs->last.regs = (uint32_t)calls[2];
-	cs->last_algo = algo;
+	cs->last_part = s;
 }
 
 static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sendbuf, void *recvbuf, size_t m)
@@ -345,7 +301,7 @@ static int tc_coll_run(struct tc_comm *comm, enum tc_coll_id id, const void *sen
 		calls[0] = comm->tp.n_posts - calls[0];
 		calls[1] = comm->tp.n_waits - calls[1];
 		calls[2] = comm->tp.n_regs - calls[2];
-		tc_coll_record(cs, algo, s, m, fallback, &choice, zero_copy, comm->tp.sends_eager - e0, comm->tp.sends_rdv - r0,
+		tc_coll_record(cs, s, m, fallback, &choice, zero_copy, comm->tp.sends_eager - e0, comm->tp.sends_rdv - r0,
 			       calls, comm->offloaded);
 		cs->warm = 1;
 		comm->all_open = 1;

@@ -42,6 +42,7 @@
  *    the fields that fit.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -627,11 +628,17 @@ static void test_coll_last(void)
 		struct tc_cost c;
 
 		p.block_bytes = m;
-		tap_ok(!ret && !strcmp(r.info.algo, "direct") && !r.info.runner_up[0] &&
-			       !tc_sched_get(TC_ALLTOALL, &tc_algo_direct, &sh, &s, &why) &&
-			       !tc_cost_eval(s, &p, &c) && r.info.predicted_us == c.time_us,
-		       "TC_ALLTOALL_ALGO=direct still forces it: ran %s, predicted %.6g us, runner-up '%s'", r.info.algo,
-		       r.info.predicted_us, r.info.runner_up);
+		/* priced from node 0's part alone: its own 15 messages share links only with
+		 * each other, so at most the whole schedule's time */
+		int whole = !tc_sched_get(TC_ALLTOALL, &tc_algo_direct, &sh, &s, &why) && !tc_cost_eval(s, &p, &c);
+
+		tap_ok(!ret && !strcmp(r.info.algo, "direct") && !r.info.runner_up[0] && whole &&
+			       r.info.predicted_us > 0 && r.info.predicted_us <= c.time_us &&
+			       r.info.part_msgs_sent == 15 && r.info.part_msgs_recv == 15,
+		       "TC_ALLTOALL_ALGO=direct still forces it: ran %s, predicted from node 0's part %.6g us (the whole "
+		       "schedule's %.6g us), %u messages sent and %u received, runner-up '%s'",
+		       r.info.algo, r.info.predicted_us, c.time_us, r.info.part_msgs_sent, r.info.part_msgs_recv,
+		       r.info.runner_up);
 	}
 	unsetenv("TC_ALLTOALL_ALGO");
 
@@ -665,8 +672,90 @@ static void test_coll_last(void)
 	tc_sim_destroy(sim);
 }
 
+/*
+ * tc_coll_last describes the rank's own part without building a whole
+ * schedule: forced at2 on 8x12 (a shape nothing else here builds), every
+ * node runs it and node 0 asks; the runtime's count of whole schedules
+ * started must not move. Then, against the whole schedule built here: the
+ * steps are the whole schedule's; transmission and predicted time (node 0's
+ * messages alone, at the same parameters, rho 0: a part does not know the
+ * whole's rearrangements) are positive and at most the whole schedule's;
+ * its messages and blocks are those of the whole schedule that node 0
+ * sends and receives.
+ */
+static void test_coll_last_part(void)
+{
+	const struct tc_sim_attr sa = { sizeof(sa), 2, { 8, 12 }, 0x3, TC_ALL_PORT };
+	const size_t m = 1024;
+	const struct tc_sched *s = NULL;
+	struct tc_cost_params p;
+	struct tc_shape sh;
+	struct tc_cost c;
+	uint64_t sent = 0, recv = 0, bsent = 0, brecv = 0, bfwd = 0;
+	unsigned long w0, w1;
+	const char *why = NULL;
+	tc_sim_t *sim;
+	struct run r;
+	int ret;
+
+	tc_shape_parse(&sh, "8x12", 0, 0);
+	if (tc_sim_create(&sa, &sim)) {
+		tap_ok(0, "8x12 simulated fabric: %s", tc_last_error());
+		return;
+	}
+	setenv("TC_ALLTOALL_ALGO", "at2", 1);
+	setenv("TC_COST_RHO_US", "0", 1);
+	w0 = __tc_sched_whole_builds();
+	ret = launch(sim, &r, m, sizeof(struct tc_coll_info));
+	w1 = __tc_sched_whole_builds();
+	unsetenv("TC_ALLTOALL_ALGO");
+	unsetenv("TC_COST_RHO_US");
+	tc_sim_destroy(sim);
+	tap_ok(!ret && !strcmp(r.info.algo, "at2") && w1 == w0,
+	       "forced at2 on 8x12: 96 nodes ran it, node 0's tc_coll_last answered (%d), %lu whole schedules built "
+	       "(none may be)", ret, w1 - w0);
+
+	tc_cost_params_default(&p);
+	p.rho_us_per_byte = 0;
+	p.block_bytes = m;
+	if (tc_sched_get(TC_ALLTOALL, &tc_algo_at2, &sh, &s, &why) || tc_cost_eval(s, &p, &c)) {
+		tap_ok(0, "at2 8x12 whole schedule: %s", why ? why : tc_last_error());
+		return;
+	}
+	for (uint32_t i = 0; i < s->nmsgs; i++) {
+		const struct tc_msg *x = &s->msgs[i];
+
+		if (x->src == 0) {
+			sent++;
+			bsent += x->nblk;
+			for (uint32_t k = 0; k < x->nblk; k++)
+				bfwd += s->blks[x->blk_off + k].a != 0;
+		} else if (x->dst == 0) {
+			recv++;
+			brecv += x->nblk;
+		}
+	}
+	tap_ok(r.info.steps == s->nsteps && r.info.transmission_blocks > 0 &&
+		       r.info.transmission_blocks <= c.transmission_blocks &&
+		       r.info.lower_bound_blocks == c.lower_bound_blocks && r.info.predicted_us > 0 &&
+		       r.info.predicted_us <= c.time_us * (1 + 1e-12),
+	       "... %u steps (the whole schedule's %u), node 0's chain %.1f blocks and %.6g us (the whole "
+	       "schedule's %.1f and %.6g), bound %.1f (%.1f)",
+	       r.info.steps, s->nsteps, r.info.transmission_blocks, r.info.predicted_us, c.transmission_blocks,
+	       c.time_us, r.info.lower_bound_blocks, c.lower_bound_blocks);
+	tap_ok(r.info.part_msgs_sent == sent && r.info.part_msgs_recv == recv && r.info.part_blocks_sent == bsent &&
+		       r.info.part_blocks_recv == brecv && r.info.part_blocks_forwarded == bfwd && r.info.part_steps > 0 &&
+		       r.info.part_steps <= s->nsteps,
+	       "... and node 0's traffic is the whole schedule's to and from node 0: %u/%" PRIu64 " messages sent, "
+	       "%u/%" PRIu64 " received, blocks %" PRIu64 "/%" PRIu64 " sent, %" PRIu64 "/%" PRIu64 " received, %" PRIu64
+	       "/%" PRIu64 " forwarded, in %u of %u steps",
+	       r.info.part_msgs_sent, sent, r.info.part_msgs_recv, recv, r.info.part_blocks_sent, bsent,
+	       r.info.part_blocks_recv, brecv, r.info.part_blocks_forwarded, bfwd, r.info.part_steps, s->nsteps);
+}
+
 int main(void)
 {
+	test_coll_last_part(); /* first: nothing has built at2 on 8x12 yet */
 	test_hop_term();
 	check_papers();
 	test_grid();
