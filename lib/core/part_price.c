@@ -51,16 +51,6 @@ int tc_algo_priced_from_parts(const struct tc_algo *algo, const struct tc_shape 
 	return algo->price_mod[0] && algo->part && 4 * price_eff_mod(algo, sh, mod) <= sh->nodes;
 }
 
-static int price_move(const struct tc_shape *sh, int x, const int *g)
-{
-	int c[TC_MAX_DIMS];
-
-	tc_shape_coords(sh, x, c);
-	for (int d = 0; d < sh->ndims; d++)
-		c[d] -= g[d];
-	return tc_shape_node(sh, c);
-}
-
 /* The port a message leaves its sender by: its route's first dimension and sign. */
 static int price_port(const struct tc_msg *m)
 {
@@ -190,15 +180,8 @@ int tc_sched_price_parts(const struct tc_algo *algo, const struct tc_shape *shap
 
 			for (uint32_t i = 0; i < nat[k]; i++) {
 				const struct tc_msg *r = &parts[k]->msgs[ord[k * maxs + i]];
-				struct tc_msg *m = &msgs[nm++];
 
-				memset(m, 0, sizeof(*m));
-				m->src = x;
-				m->dst = price_move(shape, r->dst, g);
-				memcpy(m->route, r->route, sizeof(m->route));
-				m->step = st;
-				m->nblk = r->nblk;
-				m->op = r->op;
+				tc_sym_msg_translate(shape, g, x, st, r->dst, r->route, r->nblk, r->op, &msgs[nm++]);
 				tot->blks += r->nblk;
 			}
 		}

@@ -211,6 +211,23 @@ static int sym_move(const struct tc_shape *sh, int x, const int *g)
 	return tc_shape_node(sh, c);
 }
 
+void tc_sym_msg_translate(const struct tc_shape *sh, const int *g, int x, uint32_t st, int dst, const int8_t *route,
+			  uint32_t nblk, int op, struct tc_msg *m)
+{
+	int back[TC_MAX_DIMS];
+
+	/* tc_sym_rep's g takes x to its cell node: the cell's dst goes back by -g */
+	for (int d = 0; d < sh->ndims; d++)
+		back[d] = -g[d];
+	memset(m, 0, sizeof(*m));
+	m->src = x;
+	m->dst = sym_move(sh, dst, back);
+	memcpy(m->route, route, sizeof(m->route));
+	m->step = st;
+	m->nblk = nblk;
+	m->op = op;
+}
+
 /* Add the translates to node n of the messages in idx[lo..hi) (recv: n receives them). */
 static int sym_collect(const struct sym_entry *e, int n, const uint32_t *idx, uint32_t lo, uint32_t hi, int recv,
 		       int64_t only_step, struct sym_items *out)
@@ -437,27 +454,18 @@ static int sym_whole_step(const struct sym_entry *e, uint32_t st, struct sym_key
 	for (int u = 0; u < sh->nodes; u++)
 		first[u + 1] += first[u];
 	for (int n = 0; n < sh->nodes; n++) {
-		int u0 = tc_sym_rep(sh, e->mod, n, g), back[TC_MAX_DIMS];
+		int u0 = tc_sym_rep(sh, e->mod, n, g);
 
 		if (first[u0] == first[u0 + 1])
 			continue;
-		for (int d = 0; d < sh->ndims; d++)
-			back[d] = -g[d];
 		if (tc_grow((void **)msgs, mcap, nm + (first[u0 + 1] - first[u0]), sizeof(**msgs), 1024)) {
 			free(first);
 			return -ENOMEM;
 		}
 		for (uint32_t i = first[u0]; i < first[u0 + 1]; i++) {
-			struct tc_msg *m = &(*msgs)[nm++];
 			const struct sym_key *k = &(*keys)[i];
 
-			memset(m, 0, sizeof(*m));
-			m->src = n;
-			m->dst = sym_move(sh, k->dst, back);
-			memcpy(m->route, k->route, sizeof(m->route));
-			m->step = st;
-			m->nblk = k->nblk;
-			m->op = TC_MSG_COPY;
+			tc_sym_msg_translate(sh, g, n, st, k->dst, k->route, k->nblk, TC_MSG_COPY, &(*msgs)[nm++]);
 		}
 	}
 	free(first);

@@ -26,6 +26,15 @@ int tc_sym_rep(const struct tc_shape *sh, const int *mod, int x, int *g);
 /* 1 if algo->sym_mod is set and its cell on sh is at most a quarter of the nodes. */
 int tc_algo_translated(const struct tc_algo *algo, const struct tc_shape *sh);
 
+/*
+ * *m: the message of step st that node x sends, the translate of its cell
+ * node's (x's class, tc_sym_rep(sh, mod, x, g) with this g) message to dst
+ * by route with nblk blocks; no blocks are attached (the cost model and the
+ * link checks read only their number).
+ */
+void tc_sym_msg_translate(const struct tc_shape *sh, const int *g, int x, uint32_t st, int dst, const int8_t *route,
+			  uint32_t nblk, int op, struct tc_msg *m);
+
 struct tc_cost_params;
 struct tc_cost;
 struct tc_verify_report;

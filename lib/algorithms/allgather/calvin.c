@@ -220,33 +220,52 @@ static int cpt_shape_ok(const struct tc_shape *shape, int *f, int *nf, const cha
 	return 0;
 }
 
-static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+/* The shape's prime factors (largest first), or -errno with *why: what build and part both refuse. */
+static int cpt_plan(const struct tc_shape *shape, int *f, int *nf, const char **why)
 {
-	struct cpt_ctx cx = { 0 };
-	int f[CPT_MAX_FACTORS], nf, stride, err;
-
 	if (shape->ndims < 1 || shape->ndims > TC_MAX_DIMS || shape->nodes < 2) {
 		*why = "calvin: shape not initialised by tc_shape_init";
 		return -EINVAL;
 	}
-	err = cpt_shape_ok(shape, f, &nf, why);
+	return cpt_shape_ok(shape, f, nf, why);
+}
+
+/*
+ * The recursion, innermost sub-torus first (factor i has stride f[0] * ..
+ * * f[i-1]): its two rings per factor, into cx's schedule or part.
+ */
+static int cpt_rings(struct cpt_ctx *cx, const int *f, int nf)
+{
+	int err;
+
+	cx->w = calloc(2, sizeof(*cx->w));
+	cx->nw = 1;
+	err = cx->w ? 0 : -ENOMEM;
+	for (int i = nf - 1; i >= 0 && !err; i--) {
+		int stride = 1;
+
+		for (int l = 0; l < i; l++)
+			stride *= f[l];
+		err = cpt_ring(cx, f[i], stride, stride);
+		if (!err)
+			err = cpt_ring(cx, f[i], stride, 0);
+	}
+	free(cx->w);
+	cx->w = NULL;
+	return err;
+}
+
+static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	struct cpt_ctx cx = { 0 };
+	int f[CPT_MAX_FACTORS], nf, err;
+
+	err = cpt_plan(shape, f, &nf, why);
 	if (err)
 		return err;
 	cx.n = shape->dims[0];
 	cx.s = tc_sched_new(shape, TC_ALLGATHER, "calvin", CPT_CITE, nf == 1 ? TC_CLAIM_CONTENTION_FREE : 0);
-	cx.w = calloc(2, sizeof(*cx.w));
-	cx.nw = 1;
-	err = cx.s && cx.w ? 0 : -ENOMEM;
-	/* the innermost sub-torus first: factor i has stride f[0] * .. * f[i-1] */
-	for (int i = nf - 1; i >= 0 && !err; i--) {
-		stride = 1;
-		for (int l = 0; l < i; l++)
-			stride *= f[l];
-		err = cpt_ring(&cx, f[i], stride, stride);
-		if (!err)
-			err = cpt_ring(&cx, f[i], stride, 0);
-	}
-	free(cx.w);
+	err = cx.s ? cpt_rings(&cx, f, nf) : -ENOMEM;
 	return tc_sched_done(cx.s, err, out, why, "calvin: building the schedule failed");
 }
 
@@ -258,32 +277,16 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
  */
 static int part(struct tc_part *pt, const char **why)
 {
-	const struct tc_shape *shape = &pt->shape;
 	struct cpt_ctx cx = { .pt = pt };
-	int f[CPT_MAX_FACTORS], nf, stride, err;
+	int f[CPT_MAX_FACTORS], nf, err;
 
-	if (shape->ndims < 1 || shape->ndims > TC_MAX_DIMS || shape->nodes < 2) {
-		*why = "calvin: shape not initialised by tc_shape_init";
-		return -EINVAL;
-	}
-	err = cpt_shape_ok(shape, f, &nf, why);
+	err = cpt_plan(&pt->shape, f, &nf, why);
 	if (err)
 		return err;
 	pt->cite = CPT_CITE;
 	pt->claims = nf == 1 ? TC_CLAIM_CONTENTION_FREE : 0;
-	cx.n = shape->dims[0];
-	cx.w = calloc(2, sizeof(*cx.w));
-	cx.nw = 1;
-	err = cx.w ? 0 : -ENOMEM;
-	for (int i = nf - 1; i >= 0 && !err; i--) {
-		stride = 1;
-		for (int l = 0; l < i; l++)
-			stride *= f[l];
-		err = cpt_ring(&cx, f[i], stride, stride);
-		if (!err)
-			err = cpt_ring(&cx, f[i], stride, 0);
-	}
-	free(cx.w);
+	cx.n = pt->shape.dims[0];
+	err = cpt_rings(&cx, f, nf);
 	if (!err)
 		err = tc_part_finish(pt, cx.step);
 	if (err)

@@ -616,19 +616,9 @@ int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched *
 	return err;
 }
 
-static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+/* What every construction of gossip-ham1 needs: an all-port torus, sides at least 3, 2D or more. */
+static int ham1_shape_ok(const struct tc_shape *shape, const char **why)
 {
-	struct ham1_2d x = { .sh = shape };
-	struct tc_gossip_spec spec = {
-		.algo = "gossip-ham1",
-		.cite = "Meyer and Sibeyn, Sec. 3, Theorem 2 (partial Hamiltonian cycles, 1 packet)",
-		.npackets = 1,
-		.want_cycles = 2,
-		.rule = ham1_2d_rule,
-		.ctx = &x,
-	};
-	int a, b;
-
 	if (shape->wrap_mask != (1u << shape->ndims) - 1) {
 		*why = "gossip-ham1: needs a torus (every dimension wrapping)";
 		return -EOPNOTSUPP;
@@ -642,27 +632,50 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 			*why = "gossip-ham1: each side must be at least 3";
 			return -EOPNOTSUPP;
 		}
-	if (shape->ndims >= 3)
-		return __tc_gossip_ham1_kd(shape, out, why);
-	if (shape->ndims != 2) {
+	if (shape->ndims < 2) {
 		*why = "gossip-ham1: needs a 2D or higher torus";
 		return -EOPNOTSUPP;
 	}
-	a = shape->dims[0];
-	b = shape->dims[1];
-	if ((a & 1) && (b & 1)) {
-		int err = build_odd(shape, &spec, out, why);
+	return 0;
+}
+
+/*
+ * 2D with an even side: the partial cycles of ham1_2d_rule. n1 (rows, laps
+ * of two) must be even; of two even sides take the smaller.
+ */
+static void ham1_2d_spec(const struct tc_shape *shape, struct ham1_2d *x, struct tc_gossip_spec *spec)
+{
+	const int a = shape->dims[0], b = shape->dims[1];
+
+	x->sh = shape;
+	x->rowdim = !(!(a & 1) && ((b & 1) || a <= b));
+	x->coldim = !x->rowdim;
+	*spec = (struct tc_gossip_spec){
+		.algo = "gossip-ham1",
+		.cite = "Meyer and Sibeyn, Sec. 3, Theorem 2 (partial Hamiltonian cycles, 1 packet)",
+		.npackets = 1,
+		.want_cycles = 2,
+		.rule = ham1_2d_rule,
+		.ctx = x,
+	};
+}
+
+static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	struct ham1_2d x;
+	struct tc_gossip_spec spec;
+	int err = ham1_shape_ok(shape, why);
+
+	if (err)
+		return err;
+	if (shape->ndims >= 3)
+		return __tc_gossip_ham1_kd(shape, out, why);
+	ham1_2d_spec(shape, &x, &spec);
+	if ((shape->dims[0] & 1) && (shape->dims[1] & 1)) {
+		err = build_odd(shape, &spec, out, why);
 
 		/* no layout within ceil(Thm 2) + 1 (5 x 15): full cycles, about N/2 steps */
 		return err == -EOPNOTSUPP ? __tc_gossip_ham1_full_cycles(shape, out, why) : err;
-	}
-	/* n1 (rows, laps of two) must be even; of two even sides take the smaller */
-	if (!(a & 1) && ((b & 1) || a <= b)) {
-		x.rowdim = 0;
-		x.coldim = 1;
-	} else {
-		x.rowdim = 1;
-		x.coldim = 0;
 	}
 	return __tc_gossip_build(shape, &spec, out, why, NULL);
 }
@@ -675,32 +688,15 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
  */
 static uint64_t send_steps(const struct tc_shape *shape, int *npackets)
 {
-	struct ham1_2d x = { .sh = shape };
-	struct tc_gossip_spec spec = {
-		.algo = "gossip-ham1",
-		.npackets = 1,
-		.want_cycles = 2,
-		.rule = ham1_2d_rule,
-		.ctx = &x,
-	};
+	struct ham1_2d x;
+	struct tc_gossip_spec spec;
+	const char *why;
 	uint64_t steps = 0;
-	int a, b;
 
 	*npackets = 1;
-	if (shape->ndims != 2 || shape->wrap_mask != 3u || shape->one_port || shape->dims[0] < 3 ||
-	    shape->dims[1] < 3)
+	if (ham1_shape_ok(shape, &why) || shape->ndims != 2 || ((shape->dims[0] & 1) && (shape->dims[1] & 1)))
 		return 0;
-	a = shape->dims[0];
-	b = shape->dims[1];
-	if ((a & 1) && (b & 1))
-		return 0;
-	if (!(a & 1) && ((b & 1) || a <= b)) {
-		x.rowdim = 0;
-		x.coldim = 1;
-	} else {
-		x.rowdim = 1;
-		x.coldim = 0;
-	}
+	ham1_2d_spec(shape, &x, &spec);
 	if (__tc_gossip_send_steps(shape, &spec, &steps))
 		return 0;
 	return steps;

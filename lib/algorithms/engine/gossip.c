@@ -954,25 +954,33 @@ static int g_make_sched(struct g_state *g, struct tc_gossip_info *info, struct t
 	return 0;
 }
 
+/* g zeroed and set up for spec on shape; -EINVAL for a construction the engine has not. */
+static int g_init(struct g_state *g, const struct tc_shape *shape, const struct tc_gossip_spec *spec)
+{
+	memset(g, 0, sizeof(*g));
+	if (spec->want_cycles < 1 || spec->want_cycles > TC_GOSSIP_MAX_CYCLES ||
+	    (spec->npackets != 1 && spec->npackets != spec->want_cycles))
+		return -EINVAL;
+	g->sh = shape;
+	g->spec = spec;
+	g->n = shape->nodes;
+	g->np = 2 * shape->ndims;
+	g->nitems = g->n * spec->npackets;
+	return 0;
+}
+
 int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_sched **out,
 		      const char **why, struct tc_gossip_info *info)
 {
 	struct g_state g;
 	int err;
 
-	memset(&g, 0, sizeof(g));
 	if (info)
 		memset(info, 0, sizeof(*info));
-	if (spec->want_cycles < 1 || spec->want_cycles > TC_GOSSIP_MAX_CYCLES ||
-	    (spec->npackets != 1 && spec->npackets != spec->want_cycles)) {
+	if (g_init(&g, shape, spec)) {
 		*why = "gossip: bad construction (packets must be 1 or one per cycle)";
 		return -EINVAL;
 	}
-	g.sh = shape;
-	g.spec = spec;
-	g.n = shape->nodes;
-	g.np = 2 * shape->ndims;
-	g.nitems = g.n * spec->npackets;
 	err = g_alloc(&g);
 	if (!err)
 		err = g_simulate(&g, info, why);
@@ -1007,15 +1015,8 @@ int __tc_gossip_send_steps(const struct tc_shape *shape, const struct tc_gossip_
 	int *cnt = NULL, err;
 
 	*steps = 0;
-	memset(&g, 0, sizeof(g));
-	if (spec->want_cycles < 1 || spec->want_cycles > TC_GOSSIP_MAX_CYCLES ||
-	    (spec->npackets != 1 && spec->npackets != spec->want_cycles))
+	if (g_init(&g, shape, spec))
 		return -EINVAL;
-	g.sh = shape;
-	g.spec = spec;
-	g.n = shape->nodes;
-	g.np = 2 * shape->ndims;
-	g.nitems = g.n * spec->npackets;
 	g.pair = malloc((size_t)g.n * g.np * sizeof(int));
 	g.pos = malloc((size_t)TC_GOSSIP_MAX_CYCLES * g.n * sizeof(int));
 	g.used = calloc((size_t)g.n * g.np, 1);
