@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <pmix.h>
@@ -72,9 +73,15 @@ static int tc_pmix_up;		 /* protected by tc_pmix_lock */
 static pmix_proc_t tc_pmix_me;	 /* set once tc_pmix_up */
 static uint32_t tc_pmix_size;	 /* set once tc_pmix_up */
 static uint32_t tc_boot_seq;	 /* protected by tc_pmix_lock */
+static int tc_pmix_atexit;	 /* protected by tc_pmix_lock: tc_pmix_fini registered */
 
-/* Finalize at exit: a launcher counts a rank that never finalized as failed. */
-__attribute__((destructor)) static void tc_pmix_fini(void)
+/*
+ * Finalize at exit: a launcher counts a rank that never finalized as failed.
+ * Registered with atexit once PMIx is up, not a destructor: libpmix is
+ * opened after this library, so its own destructors run before this
+ * library's; exit handlers run before any of them.
+ */
+static void tc_pmix_fini(void)
 {
 	if (tc_pmix_up)
 		PMIx_Finalize(NULL, 0);
@@ -152,6 +159,13 @@ static int __tc_pmix_init(void)
 	if (!tc_pmix_size || tc_pmix_size > TC_BOOT_MAX_RANKS) {
 		PMIx_Finalize(NULL, 0);
 		return tc_err(-EPROTO, "transport verbs: the launcher gave no usable job size");
+	}
+	if (!tc_pmix_atexit) {
+		if (atexit(tc_pmix_fini)) {
+			PMIx_Finalize(NULL, 0);
+			return tc_err(-ENOMEM, "transport verbs: cannot register PMIx's finalize at exit");
+		}
+		tc_pmix_atexit = 1;
 	}
 	tc_pmix_up = 1;
 	return 0;
