@@ -78,48 +78,13 @@ static int tc_rs_phases(struct tc_run *r, size_t count, enum tc_datatype dt, enu
 	return 0;
 }
 
-struct tc_ag_arg {
-	size_t esz;
-	const struct tc_pieces *pc;
-};
-
-/* The allgather half: the reduced chunks back out, dimension k-1 first. */
-static int tc_ag_phases(struct tc_run *r, void *arg)
-{
-	const struct tc_ag_arg *g = arg;
-	struct tc_comm *comm = r->comm;
-	uint64_t off[1024], cnt[1024], len[1024];
-	int k = comm->tp.shape.ndims, ret;
-
-	for (int d = k - 1; d >= 0; d--) {
-		int n = comm->tp.shape.dims[d];
-
-		tc_chunks(comm, d, g->pc->lo[d], g->pc->hi[d], g->esz, off, cnt);
-		for (int j = 0; j < n; j++)
-			len[j] = cnt[j] * g->esz;
-		r->phase = k + (k - 1 - d);
-		r->what = "allgather";
-		ret = tc_line_ag(r, d, off, len);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/*
- * The reduce-scatter half needs the process between steps (it combines);
- * on the device with programs the allgather half is then posted as one
- * program (prog.c, keyed by the datatype's size and the bytes).
- */
 int tc_exec_allreduce(struct tc_comm *comm, const struct tc_coll_args *a)
 {
 	size_t esz = tc_dt_size(a->dt), bytes = a->count * esz, total;
-	uint64_t slots[4];
+	uint64_t slots[4], off[1024], cnt[1024], len[1024];
 	struct tc_pieces pc;
-	struct tc_ag_arg ag = { esz, &pc };
-	struct tc_cprog *entry = NULL;
 	struct tc_run r;
-	int ret, ran = 0;
+	int k = comm->tp.shape.ndims, ret;
 
 	tc_rs_layout(comm, a->count, esz, slots, &total);
 	ret = tc_run_begin(&r, comm, "allreduce", bytes ? total : 0);
@@ -129,14 +94,18 @@ int tc_exec_allreduce(struct tc_comm *comm, const struct tc_coll_args *a)
 	ret = tc_rs_phases(&r, a->count, a->dt, a->op, slots, &pc);
 	if (ret)
 		return ret;
-	ret = tc_cprog_run(&r, TC_ALLREDUCE, (int)esz, bytes, tc_ag_phases, &ag, &ran, &entry);
-	if (!ran && !ret) {
-		ret = tc_ag_phases(&r, &ag);
-		if (!ret)
-			tc_cprog_warm(entry);
+	for (int d = k - 1; d >= 0; d--) {
+		int n = comm->tp.shape.dims[d];
+
+		tc_chunks(comm, d, pc.lo[d], pc.hi[d], esz, off, cnt);
+		for (int j = 0; j < n; j++)
+			len[j] = cnt[j] * esz;
+		r.phase = k + (k - 1 - d);
+		r.what = "allgather";
+		ret = tc_line_ag(&r, d, off, len);
+		if (ret)
+			return ret;
 	}
-	if (ret)
-		return ret;
 	memcpy(a->recvbuf, r.base, bytes);
 	return 0;
 }
