@@ -222,8 +222,12 @@ static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_sha
 		b = &e->cand[same_as[k]];
 		c->err = b->err;
 		c->steps = b->steps;
-		if (b->err)
-			snprintf(c->why, sizeof(c->why), "%s's schedule on this shape: %.150s", b->algo->name, b->why);
+		if (b->err) {
+			char bwhy[151]; /* b is another entry of e: copied first, as snprintf may not read what it writes */
+
+			snprintf(bwhy, sizeof(bwhy), "%s", b->why);
+			snprintf(c->why, sizeof(c->why), "%s's schedule on this shape: %s", b->algo->name, bwhy);
+		}
 		e->us_lo[k] = e->us_lo[same_as[k]];
 		e->us_hi[k] = e->us_hi[same_as[k]];
 	}
