@@ -10,7 +10,7 @@
  *     generalised to any parity);
  *   - the critical-path transmission is within 1.10x of it on 3-D tori and
  *     1.25x on 4-D tori, and equal to it on 3-D tori with even sides of 4 or
- *     more (the issue's target: 4x4x4 .. 12x12x12).
+ *     more (checked on 4x4x4 .. 12x12x12).
  * Sides of 2 are included: a ring of two runs AR's single step, its antipode
  * split over the two links; 2x2x2 alone misses the ratio (3 blocks for a
  * bound of 2: three phases of one step each carry at least one block) and
