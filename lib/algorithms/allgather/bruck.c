@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "algorithms/algos.h"
 #include "algorithms/engine/direct.h"
@@ -134,23 +133,8 @@ static int price(const struct tc_shape *shape, const struct tc_cost_params *p, c
 	err = shell && m && v && n >= 2 ? 0 : -ENOMEM;
 	if (!err)
 		err = tc_cost_begin(shell, p, sizes, nsizes, &c);
-	for (int dist = 1; dist < n && !err; dist *= 2, st++) {
-		struct tc_step_view view = { .step = st, .nmsgs = (uint32_t)n, .msgs = v, .blks = NULL };
-
-		for (int x = 0; x < n; x++)
-			tc_direct_msg(shape, &m[x], x, x, (x - dist + n) % n);
-		tc_direct_sort(m, n);
-		for (int i = 0; i < n; i++) {
-			memset(&v[i], 0, sizeof(v[i]));
-			v[i].src = m[i].src;
-			v[i].dst = m[i].dst;
-			memcpy(v[i].route, m[i].route, sizeof(v[i].route));
-			v[i].step = st;
-			v[i].nblk = dist < n - dist ? dist : n - dist;
-			v[i].op = TC_MSG_COPY;
-		}
-		err = tc_cost_step(c, &view);
-	}
+	for (int dist = 1; dist < n && !err; dist *= 2, st++)
+		err = tc_direct_price_shift(c, shape, m, v, st, n - dist, (uint32_t)(dist < n - dist ? dist : n - dist));
 	if (!err) {
 		err = tc_cost_end(c, shell, time_us, cost);
 		c = NULL;

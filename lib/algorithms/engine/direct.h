@@ -8,6 +8,7 @@
 #ifndef TC_DIRECT_COMMON_H
 #define TC_DIRECT_COMMON_H
 
+#include "core/cost.h"
 #include "core/part.h"
 #include "core/sched.h"
 
@@ -51,6 +52,15 @@ int tc_direct_done(struct tc_sched *s, struct tc_dmsg *m, int err, struct tc_sch
 
 /* Put a step's n messages in the order tc_direct_emit_step adds them. */
 void tc_direct_sort(struct tc_dmsg *m, size_t n);
+
+/*
+ * Price step `step` in which every node x sends one message of nblk blocks
+ * to (x + shift) mod P, routed and ordered as tc_direct_emit_step adds them,
+ * without the blocks (bruck's steps, both collectives). m and v hold P
+ * entries each. 0 or tc_cost_step's negative errno.
+ */
+int tc_direct_price_shift(struct tc_cost_state *c, const struct tc_shape *sh, struct tc_dmsg *m, struct tc_msg *v,
+			  uint32_t step, int shift, uint32_t nblk);
 
 /* Add the message src -> dst, routed as tc_direct_route, to a node's part (core/part.h). */
 int tc_direct_part_msg(struct tc_part *pt, int src, int dst);
