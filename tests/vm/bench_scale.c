@@ -4,15 +4,24 @@
  * under torusrun on every node of a 16x16 or 32x32 fabric). It creates its
  * communicator from the environment, runs one alltoall and one allgather of
  * M-byte blocks (the algorithms TC_ALLTOALL_ALGO / TC_ALLGATHER_ALGO force,
- * or the library's choice), checks every byte it received against the
- * pattern every sender wrote, and prints one line:
+ * or the library's choice), or the calls SCALE_ALLTOALL and SCALE_ALLGATHER
+ * list (algorithm names, comma-separated, "auto" for the library's choice,
+ * set by tc_comm_set_algo; e.g. SCALE_ALLTOALL=at2,auto: two alltoalls, all
+ * alltoalls before the allgathers, every call after the first after a
+ * barrier), checks every byte of every call against the pattern every
+ * sender wrote, prints one line a call:
+ *
+ *   scale-call rank=R coll=alltoall|allgather algo=NAME ran=ALGO ms=.. cpu_ms=.. bad=B
+ *
+ * (ran: the algorithm that ran, the library's choice for auto; a named
+ * algorithm that did not run fails the rank) and then one line:
  *
  *   scale rank=R nodes=P m=M create_ms=.. wait_ms=.. first_ms=.. ag_ms=.. launch_s=..
  *         start_s=.. cpu_start_ms=.. cpu_create_ms=.. cpu_first_ms=.. cpu_ag_ms=..
  *         part_ms=.. cpu_part_ms=..
  *         rss_kib=.. whole=W fallbacks=F generated=G bad=B
  *
- * first_ms: from main() to the end of the first collective (communicator,
+ * first_ms: from main() to the end of the first alltoall (communicator,
  * algorithm choice, this node's part and its check, plan, the alltoall),
  * less wait_ms (SCALE_RENDEZVOUS below);
  * launch_s: from SCALE_T0 (the launcher's clock, seconds since the epoch)
@@ -24,7 +33,7 @@
  * node's part, its check and plan, posting; the wait for the peers sleeps in
  * the module) and in the allgather, so that what a rank computes is told
  * apart from the time it waits for the emulated CPUs or its peers (the wall
- * times above include both); rss_kib: the process's peak RSS at the end; whole:
+ * times above include both; a list's first calls); rss_kib: the process's peak RSS at the end; whole:
  * whole schedules the process started to build; fallbacks: parts cut from a
  * whole schedule; generated: parts generated alone. The figures come from
  * the library's own counters (linked statically for them), not through a
@@ -37,9 +46,10 @@
  * step timeout does not have to cover the launch of hundreds of processes;
  * wait_ms says how long.
  *
- * SCALE_PREBUILD=1 (with TC_ALLTOALL_ALGO and TC_ALLGATHER_ALGO): before that
- * wait, build this node's part of each forced algorithm (tc_part_get, the
- * same cache entry the collective then finds), so that the first step's
+ * SCALE_PREBUILD=1: before that wait, build this node's part of every
+ * algorithm the calls will run (forced, named, or the library's choice for
+ * M, which prices its candidates then; tc_part_get, the same cache entry
+ * the collective then finds), so that the first step's
  * timeout need not cover the other ranks' part builds, which under TCG all
  * share two emulated CPUs (at 1024 ranks, minutes) while on a machine each
  * runs on its own; part_ms and cpu_part_ms say what it took, and first_ms
@@ -53,7 +63,7 @@
  * Exit status: 0, 1 (a wrong byte, a failed call, a whole schedule built
  * under SCALE_NO_WHOLE=1), 3 (SCALE_KILL: the call failed as it should).
  *
- * bench_scale --sim DIMS [M]: the same two collectives on the in-process
+ * bench_scale --sim DIMS [M]: the same calls on the in-process
  * simulator (every node a thread of this process, tc_sim_launch), every
  * byte of every node checked; prints the totals, the wall time of the
  * launch, the process's peak RSS and the same counters, on one line.
@@ -147,48 +157,138 @@ static int rendezvous(int P)
 	return ret;
 }
 
-static int run_colls(tc_comm_t *comm, size_t m, struct rank_out *o, double t_main)
+static int quiet_calls; /* --sim: no scale-call line a node and call */
+
+/* SCALE_ALLTOALL / SCALE_ALLGATHER: the calls of one collective, in order. */
+#define MAX_CALLS 8
+struct call_list {
+	int n;
+	char name[MAX_CALLS][32]; /* "" : the communicator's algorithm (TC_*_ALGO or auto) */
+};
+
+/* Parse a comma-separated list of algorithm names ("auto" for the library's choice). */
+static int calls_parse(const char *env, struct call_list *l)
+{
+	const char *s = getenv(env);
+
+	l->n = 0;
+	if (!s || !*s) {
+		l->name[l->n++][0] = 0;
+		return 0;
+	}
+	while (*s) {
+		size_t len = strcspn(s, ",");
+
+		if (l->n == MAX_CALLS || !len || len >= sizeof(l->name[0])) {
+			fprintf(stderr, "scale: %s=%s: expected up to %d algorithm names, comma-separated\n", env,
+				getenv(env), MAX_CALLS);
+			return -EINVAL;
+		}
+		memcpy(l->name[l->n], s, len);
+		l->name[l->n++][len] = 0;
+		s += len + (s[len] == ',');
+	}
+	return 0;
+}
+
+/*
+ * One call of coll with every byte checked against pat(.., c); the calls
+ * after a run's first start after a barrier, so that each one's time is its
+ * own (t0 0: after a barrier; else the time the call is measured from).
+ * Prints "scale-call rank=R coll=C algo=NAME ran=ALGO ms=.. cpu_ms=..
+ * bad=B": ms from the call's start (the first: from main(), less the wait
+ * for every node) to its end. 0 or the failing call's error.
+ */
+static int one_call(tc_comm_t *comm, enum tc_coll_id coll, const char *name, int c, size_t m, uint8_t *send,
+		    uint8_t *recv, double t0, double *ms, double *cpu, size_t *bad)
 {
 	int P = tc_comm_size(comm), me = tc_comm_rank(comm), ret;
+	struct tc_coll_info info = { .size = sizeof(info) };
+	const char *what = coll == TC_ALLTOALL ? "alltoall" : "allgather";
+	size_t wrong = 0;
+	double t;
+
+	if (name[0]) {
+		ret = tc_comm_set_algo(comm, coll, name);
+		if (ret)
+			return fail(name, ret);
+	}
+	if (!t0) {
+		ret = tc_barrier(comm);
+		if (ret)
+			return fail("tc_barrier", ret);
+		t0 = mono_ms();
+	}
+	for (int d = 0; d < P; d++)
+		for (size_t i = 0; i < m; i++)
+			send[(size_t)d * m + i] = coll == TC_ALLTOALL ? pat(me, d, i, c) : pat(me, 0, i, c);
+	memset(recv, 0, (size_t)P * m);
+	t = cpu_ms();
+	ret = coll == TC_ALLTOALL ? tc_alltoall(comm, send, recv, m) : tc_allgather(comm, send, recv, m);
+	if (ret) {
+		fprintf(stderr, "scale: rank %d: %s (%s): %s: %s\n", me, what, name[0] ? name : "default",
+			tc_strerror(ret), tc_last_error());
+		return ret;
+	}
+	*cpu = cpu_ms() - t;
+	*ms = mono_ms() - t0;
+	for (int s = 0; s < P; s++)
+		for (size_t i = 0; i < m; i++)
+			wrong += recv[(size_t)s * m + i] !=
+				 (coll == TC_ALLTOALL ? pat(s, me, i, c) : pat(s, 0, i, c));
+	*bad += wrong;
+	ret = tc_coll_last(comm, coll, &info);
+	if (ret)
+		return fail("tc_coll_last", ret);
+	if (!quiet_calls)
+		printf("scale-call rank=%d coll=%s algo=%s ran=%s ms=%.1f cpu_ms=%.1f bad=%zu\n", me, what,
+		       name[0] ? name : "default", info.algo, *ms, *cpu, wrong);
+	if (info.why[0]) {
+		/* tc_comm_set_algo's algorithm did not run: the library's choice did */
+		fprintf(stderr, "scale: rank %d: %s %s did not run: %s\n", me, what, name, info.why);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
+ * Every call of SCALE_ALLTOALL, then of SCALE_ALLGATHER (default: one of
+ * each with the communicator's algorithm); first_ms and cpu_first_ms are
+ * the first alltoall's, ag_ms and cpu_ag_ms the first allgather's.
+ */
+static int run_colls(tc_comm_t *comm, size_t m, struct rank_out *o, double t_main)
+{
+	int P = tc_comm_size(comm), ret = 0, c = 0;
 	uint8_t *send = malloc((size_t)P * m), *recv = malloc((size_t)P * m);
-	double t, c;
+	struct call_list l[2];
 
 	if (!send || !recv) {
 		free(send);
 		free(recv);
 		return fail("buffers", -ENOMEM);
 	}
-	for (int d = 0; d < P; d++)
-		for (size_t i = 0; i < m; i++)
-			send[(size_t)d * m + i] = pat(me, d, i, 0);
-	memset(recv, 0, (size_t)P * m);
-	c = cpu_ms();
-	ret = tc_alltoall(comm, send, recv, m);
-	if (ret) {
-		fail("tc_alltoall", ret);
+	if (calls_parse("SCALE_ALLTOALL", &l[0]) || calls_parse("SCALE_ALLGATHER", &l[1])) {
+		ret = -EINVAL;
 		goto out;
 	}
-	t = mono_ms();
-	o->cpu_first_ms = cpu_ms() - c;
-	o->first_ms = t - t_main - o->wait_ms;
-	for (int s = 0; s < P; s++)
-		for (size_t i = 0; i < m; i++)
-			o->bad += recv[(size_t)s * m + i] != pat(s, me, i, 0);
-	for (size_t i = 0; i < m; i++)
-		send[i] = pat(me, 0, i, 1);
-	memset(recv, 0, (size_t)P * m);
-	c = cpu_ms();
-	ret = tc_allgather(comm, send, recv, m);
-	if (ret) {
-		fail("tc_allgather", ret);
-		goto out;
-	}
-	o->ag_ms = mono_ms() - t;
-	o->cpu_ag_ms = cpu_ms() - c;
-	for (int s = 0; s < P; s++)
-		for (size_t i = 0; i < m; i++)
-			o->bad += recv[(size_t)s * m + i] != pat(s, 0, i, 1);
-	o->checked = 2 * (size_t)P * m;
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < l[k].n; i++, c++) {
+			/* the first call is timed from main(), less the wait for every node */
+			double ms = 0, cpu = 0, t0 = c ? 0 : t_main + o->wait_ms;
+
+			ret = one_call(comm, k ? TC_ALLGATHER : TC_ALLTOALL, l[k].name[i], c + 3, m, send, recv, t0,
+				       &ms, &cpu, &o->bad);
+			if (ret)
+				goto out;
+			if (!i && !k) {
+				o->first_ms = ms;
+				o->cpu_first_ms = cpu;
+			} else if (!i) {
+				o->ag_ms = ms;
+				o->cpu_ag_ms = cpu;
+			}
+			o->checked += (size_t)P * m;
+		}
 out:
 	free(send);
 	free(recv);
@@ -220,6 +320,7 @@ static int sim_rank(tc_comm_t *comm, void *arg)
 static int sim_main(const char *dims, size_t m)
 {
 	struct tc_sim_attr attr = { .size = sizeof(attr), .port_model = TC_ALL_PORT };
+	struct call_list l[2];
 	static struct sim_job job = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	size_t nodes = 1;
 	double t0, t1;
@@ -240,6 +341,7 @@ static int sim_main(const char *dims, size_t m)
 	}
 	attr.wrap_mask = (1u << attr.ndims) - 1;
 	job.m = m;
+	quiet_calls = 1;
 	t0 = mono_ms();
 	ret = tc_sim_create(&attr, &sim);
 	if (ret)
@@ -252,31 +354,51 @@ static int sim_main(const char *dims, size_t m)
 	       "generated=%lu checked=%zu bad=%zu ret=%d\n",
 	       dims, nodes, m, (t1 - t0) / 1e3, job.first_ms_max, ru.ru_maxrss, __tc_sched_whole_builds(),
 	       __tc_part_fallbacks(), __tc_part_generated(), job.checked, job.bad, ret);
-	return ret || job.bad || job.checked != 2 * nodes * nodes * m ? 1 : 0;
+	if (calls_parse("SCALE_ALLTOALL", &l[0]) || calls_parse("SCALE_ALLGATHER", &l[1]))
+		return 2;
+	return ret || job.bad || job.checked != (size_t)(l[0].n + l[1].n) * nodes * nodes * m ? 1 : 0;
 }
 
-/* SCALE_PREBUILD: this node's parts of the forced algorithms, cached; 0 or -errno. */
-static int prebuild(tc_comm_t *comm)
+/*
+ * SCALE_PREBUILD: this node's part of every algorithm the calls will run
+ * (a named one, the communicator's TC_*_ALGO, or the library's choice for
+ * block size m, which prices its candidates here), cached; 0 or -errno.
+ */
+static int prebuild(tc_comm_t *comm, size_t m)
 {
-	static const struct {
-		enum tc_coll_id coll;
-		const char *env;
-	} c[] = { { TC_ALLTOALL, "TC_ALLTOALL_ALGO" }, { TC_ALLGATHER, "TC_ALLGATHER_ALGO" } };
+	for (int k = 0; k < 2; k++) {
+		enum tc_coll_id coll = k ? TC_ALLGATHER : TC_ALLTOALL;
+		struct call_list l;
 
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		const char *name = getenv(c[i].env), *why = NULL;
-		const struct tc_algo *algo = name ? tc_algo_find(c[i].coll, name) : NULL;
-		const struct tc_part *part;
-		int ret;
-
-		if (!algo) {
-			fprintf(stderr, "scale: SCALE_PREBUILD=1 needs %s set to an algorithm\n", c[i].env);
+		if (calls_parse(k ? "SCALE_ALLGATHER" : "SCALE_ALLTOALL", &l))
 			return -EINVAL;
-		}
-		ret = tc_part_get(c[i].coll, algo, &comm->tp.shape, comm->tp.rank, &part, &why);
-		if (ret) {
-			fprintf(stderr, "scale: building %s's part: %s\n", name, why ? why : tc_strerror(ret));
-			return ret;
+		for (int i = 0; i < l.n; i++) {
+			const char *name = l.name[i], *why = NULL;
+			const struct tc_algo *algo = NULL;
+			struct tc_auto_choice choice;
+			const struct tc_part *part;
+			int ret;
+
+			if (name[0] && strcmp(name, "auto")) {
+				algo = tc_algo_find(coll, name);
+				if (!algo) {
+					fprintf(stderr, "scale: SCALE_PREBUILD: no algorithm %s\n", name);
+					return -EINVAL;
+				}
+			} else if (!name[0]) {
+				algo = comm->coll[coll].forced;
+			}
+			if (!algo) {
+				ret = tc_auto_choose(coll, &comm->tp.shape, m, &comm->tp.cost, &choice);
+				if (ret)
+					return fail("SCALE_PREBUILD: the library's choice", ret);
+				algo = choice.cand[choice.winner].algo;
+			}
+			ret = tc_part_get(coll, algo, &comm->tp.shape, comm->tp.rank, &part, &why);
+			if (ret) {
+				fprintf(stderr, "scale: building %s's part: %s\n", algo->name, why ? why : tc_strerror(ret));
+				return ret;
+			}
 		}
 	}
 	return 0;
@@ -318,7 +440,7 @@ int main(int argc, char **argv)
 	if (getenv("SCALE_PREBUILD") && !strcmp(getenv("SCALE_PREBUILD"), "1")) {
 		double t = mono_ms(), c = cpu_ms();
 
-		if (prebuild(comm))
+		if (prebuild(comm, m))
 			return 1;
 		o.part_ms = mono_ms() - t;
 		o.cpu_part_ms = cpu_ms() - c;
