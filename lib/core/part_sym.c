@@ -379,6 +379,24 @@ int tc_part_translate(struct tc_part *p, const struct tc_algo *algo, const char 
 	return err;
 }
 
+int tc_sym_cell_visit(const struct tc_algo *algo, const struct tc_shape *sh,
+		      int (*fn)(void *arg, const struct tc_sched *cell, const int *mod), void *arg, const char **why)
+{
+	const struct sym_entry *e;
+	int mod[TC_MAX_DIMS], err;
+
+	sym_eff_mod(algo, sh, mod);
+	pthread_mutex_lock(&sym_lock);
+	e = sym_get(algo, sh, mod);
+	err = e->err;
+	if (err)
+		*why = e->why;
+	else
+		err = fn(arg, e->s, e->mod);
+	pthread_mutex_unlock(&sym_lock);
+	return err;
+}
+
 /* One orbit of whole messages of a step: sent by the cell node u0 to dst. */
 struct sym_key {
 	int32_t u0, dst;

@@ -23,6 +23,16 @@ int tc_part_translate(struct tc_part *p, const struct tc_algo *algo, const char 
  */
 int tc_sym_rep(const struct tc_shape *sh, const int *mod, int x, int *g);
 
+/*
+ * Call fn with algo's restricted schedule on sh (every node's messages with
+ * the blocks of one cell of sources only, as tc_part_translate reads it;
+ * finished, the whole schedule's step numbering) and the periods of that
+ * cell. It runs under this file's cache lock: fn must not call back into
+ * this file. 0, fn's answer, or the builder's error with *why.
+ */
+int tc_sym_cell_visit(const struct tc_algo *algo, const struct tc_shape *sh,
+		      int (*fn)(void *arg, const struct tc_sched *cell, const int *mod), void *arg, const char **why);
+
 /* 1 if algo->sym_mod is set and its cell on sh is at most a quarter of the nodes. */
 int tc_algo_translated(const struct tc_algo *algo, const struct tc_shape *sh);
 
