@@ -33,6 +33,15 @@ extern const struct tc_algo tc_algo_bruck_ag; /* allgather/bruck.c */
 /* alltoall/ar.c: the AR schedule on a wrapping ring of even length (opt2d uses it for even rings). */
 int tc_ar_build_ring(const struct tc_shape *shape, struct tc_sched **out, const char **why);
 
+/*
+ * alltoall/allport_kd.c, test hooks: how many times the orders came from the
+ * search, not the construction; and the lock-step cost of the orders chosen
+ * on shape without building the schedule (search 0: the construction's,
+ * whatever it costs), with the construction's cost.
+ */
+unsigned long __tc_kd_searches(void);
+int __tc_kd_cost(const struct tc_shape *shape, int search, int64_t *cost, int64_t *constructed);
+
 /* registry.c: every algorithm, NULL-terminated, and lookup by name. */
 extern const struct tc_algo *const tc_algos[];
 const struct tc_algo *tc_algo_find(enum tc_coll_id coll, const char *name);

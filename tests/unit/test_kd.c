@@ -18,7 +18,15 @@
  * The default sweep takes seconds; TC_KD_SWEEP=1 adds every 3-D shape with
  * sides 2..16 and every 4-D shape with sides 2..8 up to 4096 nodes (minutes).
  * Ends with the table: shape, transmission, bound, ratio, build+verify CPU
- * seconds (CPU time: the machine is shared).
+ * seconds (CPU time: the machine is shared), and whether the orders came
+ * from the search (1) or the construction (0).
+ *
+ * Large shapes, where a rank cannot afford the search: the construction's
+ * orders (kd_construct, no search) meet the bound on 16x16x16, 8x8x8,
+ * 32x32x32, 64x64x64, 8x8x8x8 and Fugaku's 24x23x24x2x3x2, priced from their
+ * bundles alone (__tc_kd_cost); on Sequoia's 16x12x16x16x2 they are within
+ * 0.02% of it. 16x16x16's whole schedule is verified and priced from its cell
+ * (tc_sched_check_translated) at the bound, and the search does not run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +34,7 @@
 #include <time.h>
 
 #include "core/check.h"
+#include "core/part_sym.h"
 #include "select/select.h"
 #include "tap.h"
 
@@ -70,15 +79,18 @@ static void run_shape(const char *dims)
 	struct tc_cost cost;
 	const char *why = NULL;
 	double t0, dt, limit;
+	unsigned long n0;
 	long bound;
-	int err;
+	int err, searched;
 
 	if (!tap_ok(al && !tc_shape_parse(&sh, dims, 0, 0), "%s: shape parses, allport-kd registered", dims))
 		return;
 	memset(&rep, 0, sizeof(rep));
 	memset(&cost, 0, sizeof(cost));
 	t0 = now();
+	n0 = __tc_kd_searches();
 	err = tc_sched_check_streamed(al, &sh, NULL, NULL, 0, NULL, &rep, &cost, NULL, NULL, &why);
+	searched = __tc_kd_searches() != n0;
 	dt = now() - t0;
 	if (!tap_ok(!err && rep.ok, "%s: builds and verifies (%d: %s)", dims, err,
 		    rep.first_violation[0] ? rep.first_violation : why ? why : "ok")) {
@@ -99,8 +111,8 @@ static void run_shape(const char *dims)
 	else
 		tap_ok(cost.transmission_blocks <= limit * bound, "%s: transmission %.0f <= %.2f x bound %ld (%.4f)",
 		       dims, cost.transmission_blocks, limit, bound, cost.transmission_blocks / bound);
-	tap_diag("%-12s %10.0f %10ld %8.4f %8.2f", dims, cost.transmission_blocks, bound,
-		 cost.transmission_blocks / bound, dt);
+	tap_diag("%-12s %10.0f %10ld %8.4f %8.2f %6d", dims, cost.transmission_blocks, bound,
+		 cost.transmission_blocks / bound, dt, searched);
 	if (sh.nodes > 8 && cost.transmission_blocks / bound > worst[sh.ndims - 3]) {
 		worst[sh.ndims - 3] = cost.transmission_blocks / bound;
 		snprintf(worst_shape[sh.ndims - 3], sizeof(worst_shape[0]), "%s", dims);
@@ -109,6 +121,59 @@ static void run_shape(const char *dims)
 		slowest = dt;
 		snprintf(slowest_shape, sizeof(slowest_shape), "%s", dims);
 	}
+}
+
+/*
+ * The construction on a large shape, from its bundles (no schedule built, no
+ * search): at the bound, or within `within` of it.
+ */
+static void construct_shape(const char *dims, double within)
+{
+	struct tc_shape sh;
+	int64_t cost = 0, built = 0;
+	long bound;
+	double t0;
+	int err;
+
+	if (!tap_ok(!tc_shape_parse(&sh, dims, 0, 0), "%s: shape parses", dims))
+		return;
+	bound = kd_bound(&sh);
+	t0 = now();
+	err = __tc_kd_cost(&sh, 0, &cost, &built);
+	if (within == 1.0)
+		tap_ok(!err && cost == bound && built == bound, "%s: the construction meets the bound: %lld for %ld (%d)",
+		       dims, (long long)cost, bound, err);
+	else
+		tap_ok(!err && cost == built && cost <= within * bound,
+		       "%s: the construction is within %.4fx of the bound: %lld for %ld (%d)", dims, within,
+		       (long long)cost, bound, err);
+	tap_diag("%-16s construction %lld, bound %ld, %.3f s", dims, (long long)cost, bound, now() - t0);
+}
+
+/* 16x16x16 whole, verified and priced from its cell: at the bound, without the search. */
+static void check_16x16x16(void)
+{
+	const struct tc_algo *al = tc_algo_find(TC_ALLTOALL, "allport-kd");
+	struct tc_verify_report rep;
+	struct tc_sym_totals tot;
+	struct tc_shape sh;
+	struct tc_cost cost;
+	const char *why = NULL;
+	unsigned long n0 = __tc_kd_searches();
+	double t0 = now();
+	int err;
+
+	memset(&rep, 0, sizeof(rep));
+	memset(&cost, 0, sizeof(cost));
+	if (tc_shape_parse(&sh, "16x16x16", 0, 0) || !al)
+		return;
+	err = tc_sched_check_translated(al, &sh, NULL, NULL, 0, NULL, &rep, &cost, &tot, &why);
+	tap_ok(!err && rep.ok && cost.transmission_blocks == kd_bound(&sh) && __tc_kd_searches() == n0,
+	       "16x16x16: verified from a cell of %d sources, transmission %.0f = bound %ld, no search (%d: %s; searches %lu)",
+	       tot.cell_nodes, cost.transmission_blocks, kd_bound(&sh), err,
+	       rep.first_violation[0] ? rep.first_violation : why ? why : "ok", __tc_kd_searches() - n0);
+	tap_diag("16x16x16 built, verified and priced from its cell in %.2f s", now() - t0);
+	tc_verify_report_free(&rep);
 }
 
 /* Every shape of k sides in lo..hi (non-decreasing, and each rotation's order is the same
@@ -152,9 +217,17 @@ int main(void)
 	};
 	double t0 = now();
 
-	tap_diag("%-12s %10s %10s %8s %8s", "shape", "trans", "bound", "ratio", "build_s");
+	tap_diag("%-12s %10s %10s %8s %8s %6s", "shape", "trans", "bound", "ratio", "build_s", "search");
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 		run_shape(shapes[i]);
+	construct_shape("16x16x16", 1.0);
+	construct_shape("8x8x8", 1.0);
+	construct_shape("32x32x32", 1.0);
+	construct_shape("64x64x64", 1.0);
+	construct_shape("8x8x8x8", 1.0);
+	construct_shape("24x23x24x2x3x2", 1.0);
+	construct_shape("16x12x16x16x2", 1.0002);
+	check_16x16x16();
 	if (getenv("TC_KD_SWEEP") && !strcmp(getenv("TC_KD_SWEEP"), "1")) {
 		sweep(3, 2, 16, 4096);
 		sweep(4, 2, 8, 4096);

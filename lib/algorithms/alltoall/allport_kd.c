@@ -28,17 +28,23 @@
  * reverse (all six for k = 3). By symmetry a ring's per-step message sizes
  * depend only on how many blocks each node holds per ring offset (its
  * bundles, the same on every node), so the choice is a problem on the P
- * offsets, not the P^2 blocks: kd_choose() starts from orders rotating with
- * the sum of the offset's coordinates, improves them greedily (AR alone on
- * the even rings, then with their relays too: a phase has fewer options to
- * price without them), then by simulated annealing, on the lock-step cost (per phase, the sum over steps
- * of the largest message of any ring; every node's steps are alike, so the
- * cost model's critical path equals it), stopping at the bound;
- * deterministic. Offsets o and -o always share their order: the bundles are
- * then symmetric (as many blocks at +e as at -e), which AR needs on a ring of
- * L = 2 mod 4 nodes to meet its bound (its steps are (b1+b3+..+bA/2, ...)
- * with the antipodes bA split; an asymmetric bundle pays the larger side
- * every step: 10x10x10 cost 1252 for 1250 without it).
+ * offsets, not the P^2 blocks, priced on the lock-step cost (per phase, the
+ * sum over steps of the largest message of any ring; every node's steps are
+ * alike, so the cost model's critical path equals it). kd_choose() first
+ * tries a construction (kd_construct: rotations by the sum of the offset's
+ * coordinates, the offsets on an axis placed apart), taken when it meets the
+ * bound: 16x16x16 and 24x23x24x2x3x2 among others, in O(P) and no search
+ * (16x16x16 took 8 s of search before). Otherwise it searches: from orders
+ * rotating with the sum of the offset's coordinates, it improves them
+ * greedily (AR alone on the even rings, then with their relays too: a phase
+ * has fewer options to price without them), then by simulated annealing,
+ * stopping at the bound; deterministic. In the search offsets o and -o
+ * always share their order: the bundles are then symmetric (as many blocks
+ * at +e as at -e), which AR needs on a ring of L = 2 mod 4 nodes to meet its
+ * bound (its steps are (b1+b3+..+bA/2, ...) with the antipodes bA split; an
+ * asymmetric bundle pays the larger side every step: 10x10x10 cost 1252 for
+ * 1250 without it). The construction's bundles are symmetric where it is
+ * taken: flat.
  *
  * Shorter rings need not keep the longest ring's rhythm. Per phase and ring,
  * kd_phase_cost() also picks, for an even ring: the step the ring starts at
@@ -69,6 +75,7 @@
 #define KD_MAX_STEPS 128
 #define KD_STALE 8 /* greedy passes without gain (a walk on the plateau) before giving up */
 #define KD_MAX_L 64 /* sides the odd relay's waits cover (TC_AP_MAX_WAIT) */
+#define KD_SEARCH_MAX_NODES 4096 /* above: the construction, no search (kd_choose) */
 
 struct kd {
 	const struct tc_shape *sh;
@@ -92,6 +99,9 @@ struct kd {
 #define KD_RELAY 4 /* the variant after AR's four: the one-hop relay */
 	uint8_t dirty[TC_MAX_DIMS][TC_MAX_DIMS];
 	int maxL;
+	int64_t bound; /* the k-D bound, blocks */
+	int64_t constructed; /* kd_construct's cost */
+	int no_search;	     /* __tc_kd_cost: keep the construction whatever it costs */
 	/* engine callback state */
 	const struct tc_ap *ap;
 	int phase;
@@ -569,16 +579,157 @@ static int64_t kd_greedy(struct kd *g, int64_t bound, int64_t cur, uint64_t *rng
 }
 
 /*
- * The orders. Offsets o and -o share one (g->neg: the index of -o). Start:
- * orders rotating with the sum of the offset's coordinates; then greedy
- * passes with AR alone on the even rings (cheap: few options a phase), then,
- * short of the bound, with the relay allowed on them too, then annealing.
+ * The constructive order, tried before any search. Every offset with two or
+ * more non-zero coordinates takes the rotation r = (sum of its coordinates)
+ * mod k, which puts dimension d in phase (d - r) mod k. On the slice of the
+ * offsets whose coordinate d is e (e != 0), the other coordinates then
+ * spread the phase of d evenly: exactly when another side is a multiple of
+ * k (24x23x24x2x3x2: P/n_d/k blocks of every ring offset in every phase);
+ * when every side is prime to k = 3 (16x16x16) the sum of the other two
+ * coordinates is 0 mod 3 once more often than the other residues, that once
+ * being where they are both 0, i.e. the offset on d's axis. So the offsets
+ * on an axis (one non-zero coordinate, whose order only decides the phase
+ * of that dimension) are left out of the rule and each goes to the phase
+ * its slice has fewest blocks in, the first on a tie. On 16x16x16 every
+ * phase's bundles are then flat, the same on the three dimensions (86, 85
+ * and 85 blocks at every ring offset), and each phase costs what AR costs on
+ * its bundle: together the bound. A side n = 2 mod 3 has one coordinate
+ * fewer at residue 2 than at 0 and 1, and two such sides put the excess at
+ * residue 1; with relabel (k = 3), kd_label3 counts its coordinate n - 2 as
+ * 2 instead of 0, the counts become (m, m + 1, m + 1) and the excess of two
+ * such sides returns to 0 (8x8x8, 20x20x20, 32x32x32 at the bound). Which
+ * shapes can be made flat this way is a matter of these residue counts
+ * (their product over the other sides must be flat but for one more at 0);
+ * on the others the construction is a few blocks over (4x4x4x4x4: 520 for
+ * 512; 10x10x10, where an odd bundle on a ring of 2 mod 4 nodes splits its
+ * antipodes unevenly: 1251 for 1250). Priced with AR alone on the even
+ * rings, then with their relays too (24x23x24x2x3x2 meets the bound only
+ * relayed: AR's uneven steps leave no room for the 23-ring beside its
+ * 24-rings). Returns the cost (-1: out of memory); g holds the orders and
+ * bundles.
+ */
+/* kd_construct's relabelling on k = 3: a side n = 2 mod 3 (5 or more) counts its coordinate n - 2 as 2, not 0. */
+static int kd_label3(int n, int c)
+{
+	return n % 3 == 2 && n >= 5 && c == n - 2 ? 2 : c % 3;
+}
+
+static int64_t kd_construct(struct kd *g, int relabel)
+{
+	int64_t *cnt, cost;
+	int k = g->k;
+
+	cnt = calloc((size_t)k * g->maxL * k, sizeof(*cnt));
+	if (!cnt)
+		return -1;
+	for (int o = 1; o < g->noffs; o++) {
+		const int *off = &g->off[(size_t)o * k];
+		int sum = 0, nz = 0;
+
+		for (int d = 0; d < k; d++) {
+			sum += !relabel ? off[d] : kd_label3(g->sh->dims[d], off[d]);
+			nz += off[d] != 0;
+		}
+		g->choice[o] = (uint16_t)(sum % k); /* rotation r: order[r][i] = (r + i) mod k */
+		if (nz < 2)
+			continue;
+		for (int d = 0; d < k; d++)
+			if (off[d])
+				cnt[((size_t)d * g->maxL + off[d]) * k + (d - g->choice[o] + k) % k]++;
+	}
+	for (int o = 1; o < g->noffs; o++) {
+		const int *off = &g->off[(size_t)o * k];
+		int nz = 0, d = 0, best = 0;
+		const int64_t *c;
+
+		for (int j = 0; j < k; j++)
+			if (off[j]) {
+				nz++;
+				d = j;
+			}
+		if (nz != 1)
+			continue;
+		c = &cnt[((size_t)d * g->maxL + off[d]) * k];
+		for (int i = 1; i < k; i++)
+			if (c[i] < c[best])
+				best = i;
+		g->choice[o] = (uint16_t)((d - best + k) % k);
+	}
+	free(cnt);
+	for (int o = 1; o < g->noffs; o++)
+		kd_apply1(g, o, g->choice[o], 1);
+	g->even_relays = 0;
+	cost = kd_total(g);
+	if (cost > g->bound) {
+		g->even_relays = 1;
+		memset(g->dirty, 1, sizeof(g->dirty));
+		cost = kd_total(g);
+	}
+	return cost;
+}
+
+/* Back to no orders at all: the state kd_choose's search starts from. */
+static void kd_reset(struct kd *g)
+{
+	memset(g->bundle, 0, (size_t)g->k * g->k * g->maxL * sizeof(*g->bundle));
+	memset(g->delay, 0, (size_t)g->k * g->k * g->maxL * sizeof(*g->delay));
+	memset(g->phase_cost, 0, (size_t)g->k * sizeof(*g->phase_cost));
+	memset(g->choice, 0, (size_t)g->noffs * sizeof(*g->choice));
+	memset(g->start, 0, sizeof(g->start));
+	memset(g->split, 0, sizeof(g->split));
+	memset(g->swap, 0, sizeof(g->swap));
+	memset(g->relay, 0, sizeof(g->relay));
+	memset(g->dirty, 0, sizeof(g->dirty));
+	g->even_relays = 0;
+}
+
+static unsigned long kd_nsearches; /* atomic */
+
+unsigned long __tc_kd_searches(void)
+{
+	return __atomic_load_n(&kd_nsearches, __ATOMIC_RELAXED);
+}
+
+/*
+ * The orders: kd_construct's when they meet the bound (plain labels, then,
+ * on a 3-D torus, relabelled). Otherwise, up to KD_SEARCH_MAX_NODES nodes,
+ * a search from scratch (the same on every call: its random numbers come
+ * from a fixed seed), kept if it ends below the construction: offsets o and
+ * -o share one order (g->neg: the index of -o); start: orders rotating with
+ * the sum of the offset's coordinates; then greedy passes with AR alone on
+ * the even rings (cheap: few options a phase), then, short of the bound,
+ * with the relay allowed on them too, then annealing. So no shape of that
+ * size costs more than before the construction came. Above it the
+ * construction stays whatever it costs: the search is O(P) per move and
+ * needs O(P) moves (16x16x16 took 8 s to reach the bound; 16x12x16x16x2
+ * would take hours), while the construction is a few blocks over there
+ * (16x12x16x16x2, Sequoia's shape: 196623 for 196608).
  */
 static void kd_choose(struct kd *g, int64_t bound)
 {
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
 	int64_t cur;
+	int relabel = 0;
 
+	g->bound = bound;
+	g->constructed = kd_construct(g, 0);
+	if (g->constructed != bound && g->k == 3) {
+		int64_t c;
+
+		kd_reset(g);
+		c = kd_construct(g, 1);
+		if (c >= 0 && (g->constructed < 0 || c <= g->constructed)) {
+			g->constructed = c;
+			relabel = 1;
+		} else {
+			kd_reset(g);
+			kd_construct(g, 0);
+		}
+	}
+	if (g->constructed == bound || g->no_search || g->noffs > KD_SEARCH_MAX_NODES)
+		return;
+	kd_reset(g);
+	__atomic_add_fetch(&kd_nsearches, 1, __ATOMIC_RELAXED);
 	g->neg = malloc((size_t)g->noffs * sizeof(*g->neg));
 	g->sym = g->neg != NULL;
 	for (int o = 0; g->neg && o < g->noffs; o++) {
@@ -606,11 +757,17 @@ static void kd_choose(struct kd *g, int64_t bound)
 		memset(g->dirty, 1, sizeof(g->dirty));
 		cur = kd_greedy(g, bound, kd_total(g), &rng);
 	}
-	if (cur > bound)
+	if (cur > bound) {
 		kd_anneal(g, bound, cur, &rng);
+		cur = kd_total(g);
+	}
 	free(g->neg);
 	g->neg = NULL;
 	g->sym = 0;
+	if (g->constructed >= 0 && cur > g->constructed) {
+		kd_reset(g);
+		kd_construct(g, relabel);
+	}
 }
 
 static int kd_dim(void *arg, int node, int32_t a, int32_t b)
@@ -664,14 +821,19 @@ static int kd_tie(void *arg, int node, int d, int32_t a, int32_t b)
 	return g->tie_rank[idx] & 1;
 }
 
-static int build_kd(const struct tc_shape *shape, struct kd *g, struct tc_sched **out, const char **why)
+static void kd_free(struct kd *g)
 {
-	int stride[TC_MAX_DIMS] = { 0 };
-	struct tc_sched *s = NULL;
-	struct tc_ap ap;
-	int64_t bound;
-	int err = -ENOMEM;
+	free(g->choice);
+	free(g->off);
+	free(g->bundle);
+	free(g->phase_cost);
+	free(g->delay);
+	free(g->tie_rank);
+}
 
+/* The shape's checks, g's arrays and the orders (kd_choose), their phases' options set. */
+static int kd_setup(const struct tc_shape *shape, struct kd *g, const char **why)
+{
 	if (shape->ndims < 3 || shape->wrap_mask != (1u << shape->ndims) - 1) {
 		*why = "allport-kd: needs a torus of 3 or more dimensions; use ar, at2, opt2d or pad";
 		return -EOPNOTSUPP;
@@ -687,7 +849,6 @@ static int build_kd(const struct tc_shape *shape, struct kd *g, struct tc_sched 
 		}
 		if (shape->dims[d] > g->maxL)
 			g->maxL = shape->dims[d];
-		stride[d] = 1;
 	}
 	/* Orders: the k rotations of (0, 1, ..., k-1) and of its reverse (all 6 when k = 3). */
 	g->norders = 2 * g->k;
@@ -703,13 +864,32 @@ static int build_kd(const struct tc_shape *shape, struct kd *g, struct tc_sched 
 	g->phase_cost = calloc(g->k, sizeof(*g->phase_cost));
 	g->delay = calloc((size_t)g->k * g->k * g->maxL, sizeof(*g->delay));
 	g->tie_rank = malloc((size_t)g->noffs * sizeof(*g->tie_rank));
-	if (!g->choice || !g->off || !g->bundle || !g->phase_cost || !g->delay || !g->tie_rank)
-		goto out;
+	if (!g->choice || !g->off || !g->bundle || !g->phase_cost || !g->delay || !g->tie_rank) {
+		*why = "allport-kd: out of memory";
+		return -ENOMEM;
+	}
 	for (int o = 0; o < g->noffs; o++)
 		tc_shape_coords(shape, o, &g->off[(size_t)o * g->k]);
-	bound = (int64_t)tc_lower_bound_blocks(shape, TC_ALLTOALL);
-	kd_choose(g, bound);
+	kd_choose(g, (int64_t)tc_lower_bound_blocks(shape, TC_ALLTOALL));
 	kd_total(g); /* g->start for the chosen orders */
+	return 0;
+}
+
+static int build_kd(const struct tc_shape *shape, struct kd *g, struct tc_sched **out, const char **why)
+{
+	int stride[TC_MAX_DIMS];
+	struct tc_sched *s = NULL;
+	struct tc_ap ap;
+	int err;
+
+	err = kd_setup(shape, g, why);
+	if (err) {
+		kd_free(g);
+		return err;
+	}
+	err = -ENOMEM;
+	for (int d = 0; d < shape->ndims; d++)
+		stride[d] = 1;
 	s = tc_sched_new(shape, TC_ALLTOALL, "allport-kd",
 			 "Liu et al., All-Port Tori, Sec. III (AR) or one-hop relays per dimension, k phases (Liu et al., All-Port Tori, Sec. VI: future work)",
 			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
@@ -738,12 +918,7 @@ static int build_kd(const struct tc_shape *shape, struct kd *g, struct tc_sched 
 		err = tc_ap_check_done(&ap);
 	tc_ap_free(&ap);
 out:
-	free(g->choice);
-	free(g->off);
-	free(g->bundle);
-	free(g->phase_cost);
-	free(g->delay);
-	free(g->tie_rank);
+	kd_free(g);
 	return tc_sched_done(s, err, out, why, "allport-kd: internal error building the schedule");
 }
 
@@ -760,6 +935,27 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 	g->sh = shape;
 	g->k = shape->ndims;
 	err = build_kd(shape, g, out, why);
+	free(g);
+	return err;
+}
+
+int __tc_kd_cost(const struct tc_shape *shape, int search, int64_t *cost, int64_t *constructed)
+{
+	struct kd *g = calloc(1, sizeof(*g));
+	const char *why = NULL;
+	int err;
+
+	if (!g)
+		return -ENOMEM;
+	g->sh = shape;
+	g->k = shape->ndims;
+	g->no_search = !search;
+	err = kd_setup(shape, g, &why);
+	*cost = 0;
+	for (int i = 0; !err && i < g->k; i++)
+		*cost += g->phase_cost[i];
+	*constructed = g->constructed;
+	kd_free(g);
 	free(g);
 	return err;
 }
