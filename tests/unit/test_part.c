@@ -54,6 +54,16 @@ static const struct shape_case more[] = {
 	{ "4x4x4x4", 0, 1 }, { "8x4x4x4", 0, 1 }, { "16x4x4x4", 0, 1 },
 };
 
+/*
+ * gossip-ham1's reactor cycles beyond the shapes above: 4-D (sides but one
+ * multiples of 4) and a 3-D shape whose walk changes plane by position.
+ */
+static const struct shape_case ham1_more[] = {
+	{ "4x4x4x4", 0, 0 },
+	{ "5x4x4x4", 0, 0 },
+	{ "4x6x9", 0, 0 },
+};
+
 /* Shapes of the current algorithm whose parts its generator leaves to the fallback (TC_PART_WHOLE). */
 static int nwhole;
 static char whole_shapes[512];
@@ -448,6 +458,7 @@ int main(void)
 	check_detects(&tc_algo_bcast_pattern, "4x6", 5);
 	check_detects(&tc_algo_calvin, "9x9", 5);
 	check_detects(&tc_algo_gossip_ham2, "4x6", 5);
+	check_detects(&tc_algo_gossip_ham1, "4x6", 5);
 	for (int i = 0; tc_algos[i]; i++) {
 		const struct tc_algo *a = tc_algos[i];
 		struct tc_shape sh;
@@ -506,6 +517,11 @@ int main(void)
 			snprintf(name, sizeof(name), "%s%s%s", more[k].dims, more[k].mesh ? " mesh" : "",
 				 more[k].one_port ? " one-port" : "");
 			check_shape(a, &sh, name, &npoints);
+		}
+		for (size_t k = 0; !strcmp(a->name, "gossip-ham1") && k < sizeof(ham1_more) / sizeof(ham1_more[0]); k++) {
+			if (tc_shape_parse(&sh, ham1_more[k].dims, ham1_more[k].mesh, ham1_more[k].one_port))
+				continue;
+			check_shape(a, &sh, ham1_more[k].dims, &npoints);
 		}
 		tap_ok(npoints > 0 && nwhole < npoints, "%s (%s): part generator checked on %d shapes", a->name,
 		       tc_coll_str(a->coll), npoints);

@@ -54,6 +54,7 @@
  * Every packet is injected into one cycle through its origin.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -544,7 +545,7 @@ static int ho_max(const struct ham1_odd *h)
 	return h->len[0] > h->len[1] ? h->len[0] : h->len[1];
 }
 
-static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, struct tc_sched **out,
+static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, const struct tc_gossip_run *r,
 		     const char **why)
 {
 	/* band layouts (rows along dim 0, dim 1), several staircases, the 5 x 15 table */
@@ -587,7 +588,7 @@ static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, 
 		spec->cite = best < 2	? "Meyer and Sibeyn, Sec. 3, Theorem 2 (odd x odd: staircase strips, band rows of PUs on both cycles)"
 			     : best < 4 ? "Meyer and Sibeyn, Sec. 3, Theorem 2 (odd x odd: several staircases, one band of PUs on both cycles)"
 					: "Meyer and Sibeyn, Sec. 3, Theorem 2 (odd x odd 5 x 15: a solver-found layout, 5 PUs on both cycles)";
-		err = __tc_gossip_build(shape, spec, out, why, NULL);
+		err = __tc_gossip_run(shape, spec, r, why);
 	}
 	for (int t = 0; t < 6; t++)
 		if (!ok[t])
@@ -662,6 +663,7 @@ static void ham1_2d_spec(const struct tc_shape *shape, struct ham1_2d *x, struct
 
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
+	const struct tc_gossip_run r = { .out = out };
 	struct ham1_2d x;
 	struct tc_gossip_spec spec;
 	int err = ham1_shape_ok(shape, why);
@@ -672,7 +674,7 @@ static int build(const struct tc_shape *shape, struct tc_sched **out, const char
 		return __tc_gossip_ham1_kd(shape, out, why);
 	ham1_2d_spec(shape, &x, &spec);
 	if ((shape->dims[0] & 1) && (shape->dims[1] & 1)) {
-		err = build_odd(shape, &spec, out, why);
+		err = build_odd(shape, &spec, &r, why);
 
 		/* no layout within ceil(Thm 2) + 1 (5 x 15): full cycles, about N/2 steps */
 		return err == -EOPNOTSUPP ? __tc_gossip_ham1_full_cycles(shape, out, why) : err;
@@ -702,10 +704,85 @@ static uint64_t send_steps(const struct tc_shape *shape, int *npackets)
 	return steps;
 }
 
+/*
+ * The construction build() chooses, prepared for parts once per shape
+ * (engine/gossip.c: cycles, injections, feeds and relay segments, O(P), and
+ * the run's step count from every feeding group's passes). NULL with the
+ * answer in err where the shape is refused, or takes the full-cycles last
+ * resort (TC_PART_WHOLE: those cycles come from a search only the whole
+ * build runs).
+ */
+struct ham1_prep {
+	struct ham1_prep *next;
+	struct tc_shape shape;
+	struct tc_gossip_prep *prep;
+	int err;
+	const char *why;
+};
+
+static pthread_mutex_t ham1_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ham1_prep *ham1_head; /* protected by ham1_lock; entries never freed or changed */
+
+static int ham1_prepare(const struct tc_shape *shape, struct tc_gossip_prep **prep, const char **why)
+{
+	const struct tc_gossip_run r = { .prep = prep };
+	struct ham1_2d x;
+	struct tc_gossip_spec spec;
+	int err;
+
+	if (shape->ndims >= 3)
+		return __tc_gossip_ham1_kd_prep(shape, prep, why);
+	ham1_2d_spec(shape, &x, &spec);
+	if ((shape->dims[0] & 1) && (shape->dims[1] & 1)) {
+		err = build_odd(shape, &spec, &r, why);
+		return err == -EOPNOTSUPP ? TC_PART_WHOLE : err;
+	}
+	return __tc_gossip_prepare(shape, &spec, prep, why);
+}
+
+/* Node's part: from the construction prepared once per shape (engine/gossip.c says how). */
+static int part(struct tc_part *p, const char **why)
+{
+	struct ham1_prep *e;
+	int err = ham1_shape_ok(&p->shape, why);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&ham1_lock);
+	for (e = ham1_head; e; e = e->next)
+		if (tc_shape_equal(&e->shape, &p->shape))
+			break;
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (e) {
+			e->shape = p->shape;
+			e->err = ham1_prepare(&p->shape, &e->prep, &e->why);
+			if (e->err == -ENOMEM) {
+				free(e);
+				e = NULL;
+			} else {
+				e->next = ham1_head;
+				ham1_head = e;
+			}
+		}
+	}
+	pthread_mutex_unlock(&ham1_lock);
+	if (!e) {
+		*why = "gossip-ham1: out of memory preparing the cycles";
+		return -ENOMEM;
+	}
+	if (e->err) {
+		*why = e->why;
+		return e->err;
+	}
+	return __tc_gossip_part(e->prep, p, why);
+}
+
 const struct tc_algo tc_algo_gossip_ham1 = {
 	.name = "gossip-ham1",
 	.coll = TC_ALLGATHER,
 	.summary = "1-packet gossip on partial Hamiltonian cycles, 2D/3D/d-D (Meyer and Sibeyn, Thm 2-4)",
 	.build = build,
+	.part = part,
 	.send_steps = send_steps,
 };

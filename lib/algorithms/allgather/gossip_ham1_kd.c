@@ -532,7 +532,7 @@ static int next_perm(int *a, int n)
  * (d >= 4), build; forced: the reason names this one walk.
  */
 static int ham1_kd_try(struct ham1_kd *x, struct tc_gossip_spec *spec, const int *perm, int kpc, int forced,
-		       struct tc_sched **out, const char **w, struct tc_gossip_info *info)
+		       const struct tc_gossip_run *r, const char **w)
 {
 	int err;
 
@@ -550,7 +550,7 @@ static int ham1_kd_try(struct ham1_kd *x, struct tc_gossip_spec *spec, const int
 		spec->seg = x->seg;
 		spec->nseg = x->nseg;
 	}
-	return __tc_gossip_build(x->sh, spec, out, w, info);
+	return __tc_gossip_run(x->sh, spec, r, w);
 }
 
 /*
@@ -558,8 +558,8 @@ static int ham1_kd_try(struct ham1_kd *x, struct tc_gossip_spec *spec, const int
  * only) build with paper dimension e on physical dimension fperm[e - 1]
  * and kpc = fkpc (0: the paper's laps).
  */
-static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why, struct tc_gossip_info *info,
-		   const int *fperm, int fkpc)
+static int ham1_kd(const struct tc_shape *shape, const struct tc_gossip_run *r, const char **why, const int *fperm,
+		   int fkpc)
 {
 	const int d = shape->ndims;
 	struct ham1_kd x = { .sh = shape };
@@ -595,7 +595,7 @@ static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const ch
 		return -ENOMEM;
 	}
 	if (fperm) {
-		err = ham1_kd_try(&x, &spec, fperm, fkpc, 1, out, &w, info);
+		err = ham1_kd_try(&x, &spec, fperm, fkpc, 1, r, &w);
 		goto out;
 	}
 	/*
@@ -624,7 +624,7 @@ static int ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const ch
 				for (int kpc = pass; kpc <= kmax && err == -EOPNOTSUPP; kpc++) {
 					if (kpc == 1 && shape->dims[perm[2]] % shape->dims[perm[1]] == 0)
 						continue; /* the paper's walk, tried in pass 0 */
-					err = ham1_kd_try(&x, &spec, perm, kpc, 0, out, &w, info);
+					err = ham1_kd_try(&x, &spec, perm, kpc, 0, r, &w);
 				}
 				if (err != -EOPNOTSUPP)
 					break;
@@ -642,17 +642,30 @@ out:
 
 int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
-	return ham1_kd(shape, out, why, NULL, NULL, 0);
+	const struct tc_gossip_run r = { .out = out };
+
+	return ham1_kd(shape, &r, why, NULL, 0);
+}
+
+int __tc_gossip_ham1_kd_prep(const struct tc_shape *shape, struct tc_gossip_prep **prep, const char **why)
+{
+	const struct tc_gossip_run r = { .prep = prep };
+
+	return ham1_kd(shape, &r, why, NULL, 0);
 }
 
 int __tc_gossip_ham1_kd_info(const struct tc_shape *shape, struct tc_sched **out, const char **why,
 			     struct tc_gossip_info *info)
 {
-	return ham1_kd(shape, out, why, info, NULL, 0);
+	const struct tc_gossip_run r = { .out = out, .info = info };
+
+	return ham1_kd(shape, &r, why, NULL, 0);
 }
 
 int __tc_gossip_ham1_3d_walk(const struct tc_shape *shape, const int *perm, int kpc, struct tc_sched **out,
 			     const char **why, struct tc_gossip_info *info)
 {
-	return ham1_kd(shape, out, why, info, perm, kpc);
+	const struct tc_gossip_run r = { .out = out, .info = info };
+
+	return ham1_kd(shape, &r, why, perm, kpc);
 }

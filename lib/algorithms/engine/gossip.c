@@ -12,6 +12,7 @@
  * gossip-ham2 and gossip-ham1 (2D, 3D and d-D) build on it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,16 @@ struct g_feed {
 	int cyc, feeder, port, target;
 };
 
+/*
+ * A feeding group: the one-hop feeders of one out-of-cycle (node, cycle),
+ * or the two ends of one relay segment (seg_off: its offset in the spec's
+ * seg[], else -1). Which feeder passes which packet is decided per group,
+ * from the group's feeds and the cycle's arrival times alone.
+ */
+struct g_group {
+	int f0, nf, c, seg_off;
+};
+
 struct g_state {
 	const struct tc_shape *sh;
 	const struct tc_gossip_spec *spec;
@@ -51,6 +62,8 @@ struct g_state {
 	int *item_cyc, *item_at, *item_t0, *item_port; /* injection; port: handoff port */
 	struct g_feed *feeds;
 	int nfeeds;
+	struct g_group *groups;
+	int ngroups;
 	int *relay;			  /* n*np: out port for a feed arriving on this in-port, or -1 */
 	unsigned char *covered;		  /* ncyc*n: (cycle, node) fed by a relay segment */
 	unsigned char *pass;		  /* nfeeds*nitems: 0 no, 1 pass it, 2 pass it one step after it arrives */
@@ -234,16 +247,16 @@ static int g_inject(struct g_state *g, struct tc_gossip_info *info, const char *
 	return 0;
 }
 
-/* Kuhn's augmenting path over (feeder, time) slots of capacity one. */
-static int g_augment(int item, const int *opt, int nopt, int *slot_item, int *item_slot, unsigned char *vis)
+/* Kuhn's augmenting path over (feeder, time) slots of capacity one; vis[s] == stamp: seen in this search. */
+static int g_augment(int item, const int *opt, int nopt, int *slot_item, int *item_slot, uint32_t *vis, uint32_t stamp)
 {
 	for (int k = 0; k < nopt; k++) {
 		int s = opt[item * nopt + k];
 
-		if (s < 0 || vis[s])
+		if (s < 0 || vis[s] == stamp)
 			continue;
-		vis[s] = 1;
-		if (slot_item[s] < 0 || g_augment(slot_item[s], opt, nopt, slot_item, item_slot, vis)) {
+		vis[s] = stamp;
+		if (slot_item[s] < 0 || g_augment(slot_item[s], opt, nopt, slot_item, item_slot, vis, stamp)) {
 			slot_item[s] = item;
 			item_slot[item] = s;
 			return 1;
@@ -261,7 +274,8 @@ struct g_match {
 	int *opt;	/* nopt candidate slots per packet, -1 for none */
 	int *item_slot; /* the slot a packet got, or -1 */
 	int *slot_item; /* 2 * (tmax + 1): the packet a slot holds, or -1 */
-	unsigned char *vis;
+	uint32_t *vis;	/* 2 * (tmax + 1): the search that last saw a slot (stamp), so none is cleared per packet */
+	uint32_t stamp;
 	int tmax;
 };
 
@@ -277,7 +291,8 @@ static int g_match_init(struct g_match *mt, const struct g_state *g)
 	mt->opt = malloc(4 * nit * sizeof(int));
 	mt->item_slot = malloc(nit * sizeof(int));
 	mt->slot_item = malloc(2 * (mt->tmax + 1) * sizeof(int));
-	mt->vis = malloc(2 * (mt->tmax + 1));
+	mt->vis = calloc(2 * (mt->tmax + 1), sizeof(*mt->vis));
+	mt->stamp = 0;
 	if (!mt->items || !mt->opt || !mt->item_slot || !mt->slot_item || !mt->vis)
 		return -ENOMEM;
 	return 0;
@@ -301,8 +316,11 @@ static int g_match_all(struct g_match *mt, int ni, int nopt)
 		mt->slot_item[s] = -1;
 	for (int x = 0; x < ni; x++) {
 		mt->item_slot[x] = -1;
-		memset(mt->vis, 0, 2 * (mt->tmax + 1));
-		all &= g_augment(x, mt->opt, nopt, mt->slot_item, mt->item_slot, mt->vis);
+		if (++mt->stamp == 0) { /* wrapped: clear once */
+			memset(mt->vis, 0, 2 * (mt->tmax + 1) * sizeof(*mt->vis));
+			mt->stamp = 1;
+		}
+		all &= g_augment(x, mt->opt, nopt, mt->slot_item, mt->item_slot, mt->vis, mt->stamp);
 	}
 	return all;
 }
@@ -388,7 +406,7 @@ static int g_seg_bind(struct g_state *g, const int *nd, int m, const int *pt, in
  * m links (end feeds f0, f0 + 1) all reach its far inner PU, each end's link
  * carrying one packet per step; mt holds the last matching tried.
  */
-static int g_seg_deadline(const struct g_state *g, struct g_match *mt, int f0, int m, int ni, int base)
+static int g_seg_deadline(const struct g_state *g, struct g_match *mt, int f0, int m, int ni, int base, int *complete)
 {
 	const int tmax = mt->tmax;
 	int dl;
@@ -402,14 +420,16 @@ static int g_seg_deadline(const struct g_state *g, struct g_match *mt, int f0, i
 				mt->opt[4 * x + o] = t + m - 1 <= dl && t <= tmax ? e * (tmax + 1) + t : -1;
 			}
 		}
-		if (g_match_all(mt, ni, 4) || dl >= tmax + m)
+		*complete = g_match_all(mt, ni, 4);
+		if (*complete || dl >= tmax + m)
 			break;
 	}
 	return dl;
 }
 
 /* Which end of a segment (N_0, N_m; feeds f0, f0 + 1) passes each packet, and whether it holds it first. */
-static void g_seg_pass(struct g_state *g, const struct g_match *mt, int f0, const int *nd, int m, int ni)
+static void g_seg_pass(const struct g_state *g, const struct g_match *mt, int f0, const int *nd, int m, int ni,
+		       unsigned char *rows)
 {
 	const int tmax = mt->tmax;
 
@@ -422,39 +442,27 @@ static void g_seg_pass(struct g_state *g, const struct g_match *mt, int f0, cons
 		} else { /* no free slot: the end it reaches first passes it, and it queues */
 			e = g_arrival(g, it, nd[m]) < g_arrival(g, it, nd[0]);
 		}
-		g->pass[(size_t)(f0 + e) * g->nitems + it] = 1 + held;
+		rows[(size_t)e * g->nitems + it] = 1 + held;
 	}
 }
 
 /*
  * Relay segments (spec->seg): check them, mark their links, fill the relay
- * table and add a feed at each end. Then choose which end passes which
- * packet, and whether it holds it one step first: each end's first link
- * (hence every link of the segment, a shifted copy) carries at most one
- * packet per step, every inner PU gets each packet once, and the inner PU
- * farthest from the passing end has it by a deadline dl; dl starts at the
- * longest cycle's half plus one and grows until every packet is placed.
- * (Without the hold, the two packets that pass an end in the same step from
- * both sides can leave too few slots near the deadline: 8x4x4x4 then needs
- * one step more.)
+ * table and add a feed at each end, one group per segment (g_group_pass
+ * then chooses which end passes which packet).
  */
-static int g_segments(struct g_state *g, struct g_match *mt, struct tc_gossip_info *info, const char **why)
+static int g_bind_segments(struct g_state *g, const char **why)
 {
 	const int *sg = g->spec->seg;
-	int base = 0;
 
-	for (int c = 0; c < g->ncyc; c++)
-		if (g->clen[c] / 2 + 1 > base)
-			base = g->clen[c] / 2 + 1;
 	for (int k = 0, off = 0; k < g->spec->nseg; k++) {
 		const int *nd = sg + off + 1;
-		int m = sg[off], c, pt[4 * TC_MAX_DIMS], ni, f0 = g->nfeeds, dl, err;
+		int m = sg[off], c, pt[4 * TC_MAX_DIMS], f0 = g->nfeeds, err;
 
 		if (m < 2 || m > 4 * TC_MAX_DIMS) {
 			*why = "gossip: a relay segment must have 2 to 24 links";
 			return -EINVAL;
 		}
-		off += m + 2;
 		err = g_seg_ports(g, nd, m, pt, why);
 		if (err)
 			return err;
@@ -466,14 +474,8 @@ static int g_segments(struct g_state *g, struct g_match *mt, struct tc_gossip_in
 		err = g_seg_bind(g, nd, m, pt, c, why);
 		if (err)
 			return err;
-		ni = g_cycle_items(g, c, -1, mt->items);
-		dl = g_seg_deadline(g, mt, f0, m, ni, base);
-		g_seg_pass(g, mt, f0, nd, m, ni);
-		if (info) {
-			info->segments++;
-			if (dl - base > info->seg_extra)
-				info->seg_extra = dl - base;
-		}
+		g->groups[g->ngroups++] = (struct g_group){ f0, 2, c, off };
+		off += m + 2;
 	}
 	return 0;
 }
@@ -482,15 +484,16 @@ static int g_segments(struct g_state *g, struct g_match *mt, struct tc_gossip_in
  * Which of the nf feeders (feeds f0..) passes each of the ni packets: each
  * packet once, each feeding link at most one packet per step.
  */
-static void g_feed_pass(struct g_state *g, struct g_match *mt, int f0, int nf, int ni)
+static int g_feed_pass(const struct g_state *g, struct g_match *mt, int f0, int nf, int ni, unsigned char *rows)
 {
 	const int tmax = mt->tmax;
+	int all;
 
 	for (int x = 0; x < ni; x++)
 		for (int k = 0; k < 2; k++)
 			mt->opt[2 * x + k] = k < nf ? k * (tmax + 1) + g_arrival(g, mt->items[x], g->feeds[f0 + k].feeder)
 						    : -1;
-	g_match_all(mt, ni, 2);
+	all = g_match_all(mt, ni, 2);
 	for (int x = 0; x < ni; x++) {
 		int k;
 
@@ -500,8 +503,9 @@ static void g_feed_pass(struct g_state *g, struct g_match *mt, int f0, int nf, i
 			/* no free slot: the earlier feeder passes it in a combined message */
 			k = nf > 1 && mt->opt[2 * x + 1] - (tmax + 1) < mt->opt[2 * x] ? 1 : 0;
 		}
-		g->pass[(size_t)(f0 + k) * g->nitems + mt->items[x]] = 1;
+		rows[(size_t)k * g->nitems + mt->items[x]] = 1;
 	}
+	return all;
 }
 
 /*
@@ -509,10 +513,9 @@ static void g_feed_pass(struct g_state *g, struct g_match *mt, int f0, int nf, i
  * on-cycle neighbours whose links to t are free as its feeders, and choose
  * which passes which packet.
  */
-static int g_feed_ooc(struct g_state *g, struct g_match *mt, struct tc_gossip_info *info, int c, int t,
-		      const char **why)
+static int g_feed_ooc(struct g_state *g, struct tc_gossip_info *info, int c, int t, const char **why)
 {
-	int fq[2], nf = 0, ni, f0;
+	int fq[2], nf = 0, f0;
 
 	if (g->pos[c * g->n + t] >= 0 || g->covered[c * g->n + t])
 		return 0;
@@ -538,9 +541,51 @@ static int g_feed_ooc(struct g_state *g, struct g_match *mt, struct tc_gossip_in
 		g->feeds[g->nfeeds].target = t;
 		g->nfeeds++;
 	}
-	ni = g_cycle_items(g, c, t, mt->items);
-	g_feed_pass(g, mt, f0, nf, ni);
+	g->groups[g->ngroups++] = (struct g_group){ f0, nf, c, -1 };
 	return 0;
+}
+
+/*
+ * Which feeder of group gr passes which packet (rows: one row of nitems
+ * per feed of the group, zeroed; 1 pass it, 2 pass it one step after it
+ * arrives). A segment's deadline starts at the longest cycle's half plus
+ * one (base) and grows until every packet is placed. 1 if every packet got
+ * a step of its own on its feeder's link (nothing queues), else 0.
+ */
+static int g_group_pass(const struct g_state *g, struct g_match *mt, const struct g_group *gr, int base,
+			unsigned char *rows, struct tc_gossip_info *info)
+{
+	int ni, complete = 1;
+
+	if (gr->seg_off < 0) {
+		ni = g_cycle_items(g, gr->c, g->feeds[gr->f0].target, mt->items);
+		return g_feed_pass(g, mt, gr->f0, gr->nf, ni, rows);
+	}
+	{
+		const int *nd = g->spec->seg + gr->seg_off + 1, m = g->spec->seg[gr->seg_off];
+		int dl;
+
+		ni = g_cycle_items(g, gr->c, -1, mt->items);
+		dl = g_seg_deadline(g, mt, gr->f0, m, ni, base, &complete);
+		g_seg_pass(g, mt, gr->f0, nd, m, ni, rows);
+		if (info) {
+			info->segments++;
+			if (dl - base > info->seg_extra)
+				info->seg_extra = dl - base;
+		}
+	}
+	return complete;
+}
+
+/* The longest cycle's half plus one: where a segment's deadline search starts. */
+static int g_seg_base(const struct g_state *g)
+{
+	int base = 0;
+
+	for (int c = 0; c < g->ncyc; c++)
+		if (g->clen[c] / 2 + 1 > base)
+			base = g->clen[c] / 2 + 1;
+	return base;
 }
 
 /* Sort the feeds (and their pass rows) by feeder; feed_first indexes them. */
@@ -574,6 +619,21 @@ static int g_index_feeds(struct g_state *g)
 	return 0;
 }
 
+/* Bind the relay segments, then every out-of-cycle (node, cycle) to its feeders: the groups. */
+static int g_bind(struct g_state *g, struct tc_gossip_info *info, const char **why)
+{
+	int maxf = 2 * g->n * g->ncyc + 2 * g->spec->nseg, err;
+
+	g->groups = calloc(maxf ? maxf : 1, sizeof(*g->groups));
+	if (!g->groups)
+		return -ENOMEM;
+	err = g_bind_segments(g, why);
+	for (int c = 0; c < g->ncyc && !err; c++)
+		for (int t = 0; t < g->n && !err; t++)
+			err = g_feed_ooc(g, info, c, t, why);
+	return err;
+}
+
 /*
  * Bind every out-of-cycle PU to (up to) two on-cycle neighbours with free
  * links, and decide which feeder passes which packet: each packet once, each
@@ -592,10 +652,9 @@ static int g_feeds(struct g_state *g, struct tc_gossip_info *info, const char **
 	if (!err && (!g->feeds || !g->pass))
 		err = -ENOMEM;
 	if (!err)
-		err = g_segments(g, &mt, info, why);
-	for (int c = 0; c < g->ncyc && !err; c++)
-		for (int t = 0; t < g->n && !err; t++)
-			err = g_feed_ooc(g, &mt, info, c, t, why);
+		err = g_bind(g, info, why);
+	for (int k = 0; k < g->ngroups && !err; k++)
+		g_group_pass(g, &mt, &g->groups[k], g_seg_base(g), g->pass + (size_t)g->groups[k].f0 * g->nitems, info);
 	if (!err)
 		err = g_index_feeds(g);
 	g_match_free(&mt);
@@ -863,6 +922,7 @@ static void g_free(struct g_state *g)
 	free(g->item_t0);
 	free(g->item_port);
 	free(g->feeds);
+	free(g->groups);
 	free(g->pass);
 	free(g->relay);
 	free(g->covered);
@@ -872,7 +932,7 @@ static void g_free(struct g_state *g)
 }
 
 /* The state's arrays for shape and spec (g->sh, spec, n, np, nitems set), initialised; 0 or -ENOMEM. */
-static int g_alloc(struct g_state *g)
+static int g_alloc(struct g_state *g, int with_recv)
 {
 	g->pair = malloc((size_t)g->n * g->np * sizeof(int));
 	g->nb = malloc((size_t)g->n * g->np * sizeof(int));
@@ -885,9 +945,9 @@ static int g_alloc(struct g_state *g)
 	g->feed_first = calloc(g->n + 1, sizeof(int));
 	g->relay = malloc((size_t)g->n * g->np * sizeof(int));
 	g->covered = calloc((size_t)TC_GOSSIP_MAX_CYCLES * g->n, 1);
-	g->recv = calloc(((size_t)g->n * g->nitems + 63) / 64, sizeof(uint64_t));
+	g->recv = with_recv ? calloc(((size_t)g->n * g->nitems + 63) / 64, sizeof(uint64_t)) : NULL;
 	if (!g->pair || !g->pos || !g->used || !g->item_cyc || !g->item_at || !g->item_t0 || !g->item_port ||
-	    !g->feed_first || !g->relay || !g->covered || !g->nb || !g->recv)
+	    !g->feed_first || !g->relay || !g->covered || !g->nb || (with_recv && !g->recv))
 		return -ENOMEM;
 	for (int i = 0; i < TC_GOSSIP_MAX_CYCLES * g->n; i++)
 		g->pos[i] = -1;
@@ -981,7 +1041,7 @@ int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec 
 		*why = "gossip: bad construction (packets must be 1 or one per cycle)";
 		return -EINVAL;
 	}
-	err = g_alloc(&g);
+	err = g_alloc(&g, 1);
 	if (!err)
 		err = g_simulate(&g, info, why);
 	if (!err)
@@ -1073,5 +1133,458 @@ int __tc_gossip_send_steps(const struct tc_shape *shape, const struct tc_gossip_
 	free(g.item_port);
 	if (err)
 		*steps = 0;
+	return err;
+}
+
+int __tc_gossip_run(const struct tc_shape *shape, const struct tc_gossip_spec *spec, const struct tc_gossip_run *r,
+		    const char **why)
+{
+	if (r->prep)
+		return __tc_gossip_prepare(shape, spec, r->prep, why);
+	return __tc_gossip_build(shape, spec, r->out, why, r->info);
+}
+
+/* ---- One node's part, without running the whole fabric ---- */
+
+#define GP_CACHE 16
+
+/* One feeding group's passes as a table: slot[k * tlen + t], the packet feed f0 + k sends in step t, or -1. */
+struct gp_slot {
+	int gid;
+	uint64_t used;
+	int *slot;
+};
+
+/*
+ * What __tc_gossip_part needs of a construction on a shape: the engine's
+ * state up to the bound feeds (rules, cycles, injections, feeds, relay
+ * table; O(P)), never run, and the step numbers the whole run would use.
+ * See __tc_gossip_prepare.
+ */
+struct tc_gossip_prep {
+	struct g_state g;
+	struct tc_shape shape;
+	struct tc_gossip_spec spec; /* rule, ctx and inject cleared once prepared */
+	int *seg;		    /* spec->seg, copied */
+	int ok;			    /* 1: nothing is handed off or queues (parts exact) */
+	uint32_t nsteps;	    /* the whole schedule's steps */
+	uint32_t tfull;		    /* steps 0 .. tfull-1 all carry a cycle send */
+	uint32_t ntail;
+	int32_t *tail; /* step t >= tfull of the run: its number in the schedule, or -1 (nothing sent) */
+	int tlen, base;
+	int *ff_first, *ff; /* feeds by feeder */
+	int *grp_of_feed;
+	int *tg_first, *tg;   /* one-hop groups by target */
+	int *in_first, *in;   /* relay segments by inner PU: gid * (4 * TC_MAX_DIMS + 1) + place */
+	pthread_mutex_t lock; /* protects cache, clock, mt and rows */
+	struct gp_slot cache[GP_CACHE];
+	uint64_t clock;
+	struct g_match mt;
+	unsigned char *rows;
+};
+
+void __tc_gossip_prep_free(struct tc_gossip_prep *x)
+{
+	if (!x)
+		return;
+	g_free(&x->g);
+	g_match_free(&x->mt);
+	for (int i = 0; i < GP_CACHE; i++)
+		free(x->cache[i].slot);
+	pthread_mutex_destroy(&x->lock);
+	free(x->seg);
+	free(x->tail);
+	free(x->ff_first);
+	free(x->ff);
+	free(x->grp_of_feed);
+	free(x->tg_first);
+	free(x->tg);
+	free(x->in_first);
+	free(x->in);
+	free(x->rows);
+	free(x);
+}
+
+/* Group gid's slot table into out (nf * tlen ints); lock held. 1 if no two packets share a slot. */
+static int gp_fill(struct tc_gossip_prep *x, int gid, int *out)
+{
+	const struct g_state *g = &x->g;
+	const struct g_group *gr = &g->groups[gid];
+	int ok = 1;
+
+	memset(x->rows, 0, (size_t)gr->nf * g->nitems);
+	ok = g_group_pass(g, &x->mt, gr, x->base, x->rows, NULL);
+	for (int i = 0; i < gr->nf * x->tlen; i++)
+		out[i] = -1;
+	for (int k = 0; k < gr->nf; k++)
+		for (int it = 0; it < g->nitems; it++) {
+			int ps = x->rows[(size_t)k * g->nitems + it], t;
+
+			if (!ps)
+				continue;
+			t = g_arrival(g, it, g->feeds[gr->f0 + k].feeder) + ps - 1;
+			if (t >= x->tlen || out[k * x->tlen + t] >= 0) {
+				ok = 0;
+				continue;
+			}
+			out[k * x->tlen + t] = it;
+		}
+	return ok;
+}
+
+/* Group gid's slot table, copied into out (2 * tlen ints), from the cache or computed. */
+static void gp_slots(struct tc_gossip_prep *x, int gid, int *out)
+{
+	const int nf = x->g.groups[gid].nf;
+	struct gp_slot *e, *victim = &x->cache[0];
+
+	pthread_mutex_lock(&x->lock);
+	for (int i = 0; i < GP_CACHE; i++) {
+		e = &x->cache[i];
+		if (e->slot && e->gid == gid) {
+			e->used = ++x->clock;
+			memcpy(out, e->slot, (size_t)nf * x->tlen * sizeof(int));
+			pthread_mutex_unlock(&x->lock);
+			return;
+		}
+		if (e->used < victim->used)
+			victim = e;
+	}
+	gp_fill(x, gid, out);
+	if (!victim->slot)
+		victim->slot = malloc(2 * (size_t)x->tlen * sizeof(int));
+	if (victim->slot) {
+		victim->gid = gid;
+		victim->used = ++x->clock;
+		memcpy(victim->slot, out, (size_t)nf * x->tlen * sizeof(int));
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* The packet of origin o on cycle c, or -1 (o's packet runs on another cycle). */
+static int gp_item(const struct g_state *g, int c, int o)
+{
+	if (g->spec->npackets > 1)
+		return o * g->spec->npackets + c;
+	return g->item_cyc[o] == c ? o : -1;
+}
+
+/* Counting sort of ids 0..n-1 by key[id] in 0..nk-1 into first (nk + 1) and ids; 0 or -ENOMEM. */
+static int gp_csr(const int *key, int n, int nk, int **first, int **ids)
+{
+	int *cur;
+
+	*first = calloc((size_t)nk + 1, sizeof(int));
+	*ids = malloc(((size_t)n + 1) * sizeof(int));
+	cur = malloc(((size_t)nk + 1) * sizeof(int));
+	if (!*first || !*ids || !cur) {
+		free(cur);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		if (key[i] >= 0)
+			(*first)[key[i] + 1]++;
+	for (int k = 0; k < nk; k++)
+		(*first)[k + 1] += (*first)[k];
+	memcpy(cur, *first, ((size_t)nk + 1) * sizeof(int));
+	for (int i = 0; i < n; i++)
+		if (key[i] >= 0)
+			(*ids)[cur[key[i]]++] = i;
+	free(cur);
+	return 0;
+}
+
+/* The indexes a node's part reads: feeds by feeder, one-hop groups by target, segments by inner PU. */
+static int gp_index(struct tc_gossip_prep *x)
+{
+	struct g_state *g = &x->g;
+	int *key, err;
+	const int span = 4 * TC_MAX_DIMS + 1;
+
+	x->grp_of_feed = malloc(((size_t)g->nfeeds + 1) * sizeof(int));
+	key = malloc(((size_t)g->nfeeds + (size_t)g->ngroups * span + 1) * sizeof(int));
+	if (!x->grp_of_feed || !key) {
+		free(key);
+		return -ENOMEM;
+	}
+	for (int k = 0; k < g->ngroups; k++)
+		for (int f = 0; f < g->groups[k].nf; f++)
+			x->grp_of_feed[g->groups[k].f0 + f] = k;
+	for (int f = 0; f < g->nfeeds; f++)
+		key[f] = g->feeds[f].feeder;
+	err = gp_csr(key, g->nfeeds, g->n, &x->ff_first, &x->ff);
+	for (int k = 0; k < g->ngroups && !err; k++)
+		key[k] = g->groups[k].seg_off < 0 ? g->feeds[g->groups[k].f0].target : -1;
+	if (!err)
+		err = gp_csr(key, g->ngroups, g->n, &x->tg_first, &x->tg);
+	/* segment memberships: key indexed by gid * span + place */
+	for (int k = 0; k < g->ngroups * span && !err; k++)
+		key[k] = -1;
+	for (int k = 0; k < g->ngroups && !err; k++) {
+		const int so = g->groups[k].seg_off;
+
+		if (so < 0)
+			continue;
+		for (int i = 1; i < x->seg[so]; i++) {
+			key[k * span + i] = x->seg[so + 1 + i];
+		}
+	}
+	if (!err)
+		err = gp_csr(key, g->ngroups * span, g->n, &x->in_first, &x->in);
+	free(key);
+	return err;
+}
+
+/*
+ * Every group's passes once: whether any packet would queue (x->ok), and
+ * which steps after the cycles' last the whole run sends in (x->tail,
+ * x->nsteps). O(P) memory; time O(P) per group.
+ */
+static int gp_steps(struct tc_gossip_prep *x)
+{
+	struct g_state *g = &x->g;
+	const int span = x->tlen + 4 * TC_MAX_DIMS + 2;
+	unsigned char *use = calloc((size_t)span, 1);
+	int *slot = malloc(2 * (size_t)x->tlen * sizeof(int)), last = -1;
+
+	if (!use || !slot) {
+		free(use);
+		free(slot);
+		return -ENOMEM;
+	}
+	for (int c = 0; c < g->ncyc; c++) {
+		int any = 0;
+
+		for (int i = 0; i < g->clen[c] && !any; i++)
+			any = gp_item(g, c, g->cnode[c][i]) >= 0;
+		if (any && g->clen[c] / 2 - 1 > last)
+			last = g->clen[c] / 2 - 1;
+	}
+	x->tfull = (uint32_t)(last + 1);
+	for (int k = 0; k < g->ngroups; k++) {
+		const struct g_group *gr = &g->groups[k];
+		const int m = gr->seg_off < 0 ? 1 : x->seg[gr->seg_off];
+
+		if (!gp_fill(x, k, slot))
+			x->ok = 0;
+		for (int f = 0; f < gr->nf; f++)
+			for (int t = 0; t < x->tlen; t++)
+				if (slot[f * x->tlen + t] >= 0)
+					for (int h = 0; h < (m > 1 ? m - 1 : 1); h++)
+						use[t + h] = 1; /* the end's send and its relays' */
+	}
+	x->ntail = 0;
+	for (int t = span - 1; t >= (int)x->tfull && !x->ntail; t--)
+		if (use[t])
+			x->ntail = (uint32_t)(t + 1 - (int)x->tfull);
+	x->tail = malloc(((size_t)x->ntail + 1) * sizeof(*x->tail));
+	if (!x->tail) {
+		free(use);
+		free(slot);
+		return -ENOMEM;
+	}
+	x->nsteps = x->tfull;
+	for (uint32_t i = 0; i < x->ntail; i++)
+		x->tail[i] = use[x->tfull + i] ? (int32_t)x->nsteps++ : -1;
+	free(use);
+	free(slot);
+	return 0;
+}
+
+int __tc_gossip_prepare(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_gossip_prep **out,
+			const char **why)
+{
+	struct tc_gossip_prep *x = calloc(1, sizeof(*x));
+	struct tc_gossip_info info = { 0 };
+	struct g_state *g;
+	size_t seglen = 0;
+	int err, maxf;
+
+	if (!x)
+		return -ENOMEM;
+	pthread_mutex_init(&x->lock, NULL);
+	x->shape = *shape;
+	x->spec = *spec;
+	for (int k = 0; k < spec->nseg; k++)
+		seglen += (size_t)spec->seg[seglen] + 2;
+	x->seg = malloc((seglen + 1) * sizeof(int));
+	if (!x->seg) {
+		__tc_gossip_prep_free(x);
+		return -ENOMEM;
+	}
+	if (seglen)
+		memcpy(x->seg, spec->seg, seglen * sizeof(int));
+	x->spec.seg = x->seg;
+	g = &x->g;
+	if (g_init(g, &x->shape, &x->spec)) {
+		*why = "gossip: bad construction (packets must be 1 or one per cycle)";
+		__tc_gossip_prep_free(x);
+		return -EINVAL;
+	}
+	err = g_alloc(g, 0);
+	if (!err)
+		err = g_rules(g, why);
+	if (!err)
+		err = g_trace(g, why);
+	if (!err)
+		err = g_inject(g, &info, why);
+	if (!err) {
+		maxf = 2 * g->n * g->ncyc + 2 * spec->nseg;
+		g->feeds = calloc(maxf ? maxf : 1, sizeof(*g->feeds));
+		err = g->feeds ? g_bind(g, &info, why) : -ENOMEM;
+	}
+	x->spec.rule = NULL;
+	x->spec.ctx = NULL;
+	x->spec.inject = NULL;
+	if (!err)
+		err = g_match_init(&x->mt, g);
+	if (!err) {
+		x->tlen = x->mt.tmax + 2;
+		x->base = g_seg_base(g);
+		x->ok = !info.handoffs;
+		x->rows = malloc(2 * (size_t)g->nitems + 1);
+		err = x->rows ? gp_index(x) : -ENOMEM;
+	}
+	if (!err)
+		err = gp_steps(x);
+	if (err) {
+		if (err == -ENOMEM)
+			*why = "gossip: out of memory";
+		__tc_gossip_prep_free(x);
+		return err;
+	}
+	*out = x;
+	return 0;
+}
+
+/* One one-hop message of run step t (the schedule's number for it), packet it, from src through port. */
+static int gp_msg(const struct tc_gossip_prep *x, struct tc_part *p, int t, int src, int port, int it)
+{
+	const int npk = x->spec.npackets;
+	int8_t route[TC_MAX_DIMS] = { 0 };
+	uint32_t st;
+	int err;
+
+	if (it < 0)
+		return 0;
+	if (t < (int)x->tfull)
+		st = (uint32_t)t;
+	else if ((uint32_t)(t - (int)x->tfull) < x->ntail && x->tail[t - x->tfull] >= 0)
+		st = (uint32_t)x->tail[t - x->tfull];
+	else
+		return tc_err(-EPROTO, "%s: a send in step %d, where the run sends nothing", x->spec.algo, t);
+	route[port / 2] = (port & 1) ? -1 : 1;
+	err = tc_part_at(p, st);
+	if (!err)
+		err = tc_part_msg(p, src, x->g.nb[src * x->g.np + port], route);
+	if (!err)
+		err = tc_part_blk(p, it / npk, it % npk);
+	return err;
+}
+
+/* The port from node a to its neighbour b. */
+static int gp_port(const struct g_state *g, int a, int b)
+{
+	for (int q = 0; q < g->np; q++)
+		if (g->nb[a * g->np + q] == b)
+			return q;
+	return -1;
+}
+
+int __tc_gossip_part(struct tc_gossip_prep *x, struct tc_part *p, const char **why)
+{
+	const struct g_state *g = &x->g;
+	const int v = p->node, span = 4 * TC_MAX_DIMS + 1;
+	int64_t only = tc_part_only_step(p);
+	int T = -1, err = 0, *slot;
+
+	if (!x->ok)
+		return TC_PART_WHOLE;
+	if (only >= 0) {
+		/* the local check: v's sends in one step only */
+		if (only < x->tfull)
+			T = (int)only;
+		for (uint32_t i = 0; i < x->ntail && T < 0; i++)
+			if (x->tail[i] == only)
+				T = (int)(x->tfull + i);
+		if (T < 0)
+			return tc_part_finish(p, x->nsteps);
+	}
+	slot = malloc(2 * (size_t)x->tlen * sizeof(int));
+	if (!slot)
+		return -ENOMEM;
+	p->cite = x->spec.cite;
+	p->claims = TC_CLAIM_CONTENTION_FREE | TC_CLAIM_ONE_HOP;
+	p->npackets = x->spec.npackets;
+	/* the cycles through v: packets of place j - s forward and j + s backward in step s */
+	for (int c = 0; c < g->ncyc && !err; c++) {
+		const int m = g->clen[c], f = m / 2, b = m - 1 - m / 2, j = g->pos[c * g->n + v];
+
+		if (j < 0)
+			continue;
+		for (int s = only >= 0 ? T : 0; s < f && (only < 0 || s == T) && !err; s++)
+			err = gp_msg(x, p, s, v, g->cfwd[c][j], gp_item(g, c, g->cnode[c][((j - s) % m + m) % m]));
+		for (int s = only >= 0 ? T : 0; s < b && (only < 0 || s == T) && !err; s++)
+			err = gp_msg(x, p, s, v, g->cbwd[c][j], gp_item(g, c, g->cnode[c][(j + s) % m]));
+		if (only >= 0)
+			continue;
+		{
+			const int jm = (j - 1 + m) % m, jp = (j + 1) % m, um = g->cnode[c][jm], up = g->cnode[c][jp];
+
+			for (int s = 0; s < f && !err; s++)
+				err = gp_msg(x, p, s, um, g->cfwd[c][jm], gp_item(g, c, g->cnode[c][((jm - s) % m + m) % m]));
+			for (int s = 0; s < b && !err; s++)
+				err = gp_msg(x, p, s, up, g->cbwd[c][jp], gp_item(g, c, g->cnode[c][(jp + s) % m]));
+		}
+	}
+	/* v feeds: what each of its feeds passes, in the step it passes it */
+	for (int i = x->ff_first[v]; i < x->ff_first[v + 1] && !err; i++) {
+		const int fid = x->ff[i], gid = x->grp_of_feed[fid], k = fid - g->groups[gid].f0;
+		const int port = g->feeds[fid].port;
+
+		if (only >= 0 && g->nb[v * g->np + port] != tc_part_only_peer(p))
+			continue;
+		gp_slots(x, gid, slot);
+		for (int t = only >= 0 ? T : 0; t < x->tlen && (only < 0 || t == T) && !err; t++)
+			err = gp_msg(x, p, t, v, port, slot[k * x->tlen + t]);
+	}
+	/* v is fed: what its feeders pass it */
+	for (int i = x->tg_first[v]; i < x->tg_first[v + 1] && only < 0 && !err; i++) {
+		const struct g_group *gr = &g->groups[x->tg[i]];
+
+		gp_slots(x, x->tg[i], slot);
+		for (int k = 0; k < gr->nf && !err; k++)
+			for (int t = 0; t < x->tlen && !err; t++)
+				err = gp_msg(x, p, t, g->feeds[gr->f0 + k].feeder, g->feeds[gr->f0 + k].port,
+					     slot[k * x->tlen + t]);
+	}
+	/* v relays for segments: N_0's packets pass N_i in step t + i, N_m's in step t + m - i */
+	for (int i = x->in_first[v]; i < x->in_first[v + 1] && !err; i++) {
+		const int gid = x->in[i] / span, at = x->in[i] % span;
+		const int so = g->groups[gid].seg_off, m = x->seg[so], *nd = x->seg + so + 1;
+		const int pin = gp_port(g, nd[at - 1], v), pout = gp_port(g, v, nd[at + 1]);
+
+		if (only >= 0 && nd[at - 1] != tc_part_only_peer(p) && nd[at + 1] != tc_part_only_peer(p))
+			continue;
+		gp_slots(x, gid, slot);
+		for (int t = 0; t < x->tlen && !err; t++) {
+			const int fw = slot[t], bw = slot[x->tlen + t];
+
+			if (only < 0) {
+				err = gp_msg(x, p, t + at - 1, nd[at - 1], pin, fw);
+				if (!err)
+					err = gp_msg(x, p, t + m - 1 - at, nd[at + 1], pout ^ 1, bw);
+			}
+			if (!err && at < m - 1 && (only < 0 || (t + at == T && nd[at + 1] == tc_part_only_peer(p))))
+				err = gp_msg(x, p, t + at, v, pout, fw);
+			if (!err && at > 1 && (only < 0 || (t + m - at == T && nd[at - 1] == tc_part_only_peer(p))))
+				err = gp_msg(x, p, t + m - at, v, pin ^ 1, bw);
+		}
+	}
+	free(slot);
+	if (!err)
+		err = tc_part_finish(p, x->nsteps);
+	if (err)
+		*why = "gossip: building the node's part failed";
 	return err;
 }

@@ -17,6 +17,7 @@
 #ifndef TC_ALLGATHER_GOSSIP_H
 #define TC_ALLGATHER_GOSSIP_H
 
+#include "core/part.h"
 #include "core/sched.h"
 
 typedef int (*tc_gossip_rule_fn)(const void *ctx, int node, int in_port);
@@ -64,6 +65,35 @@ int __tc_gossip_build(const struct tc_shape *shape, const struct tc_gossip_spec 
 		      const char **why, struct tc_gossip_info *info);
 
 /*
+ * One node's part without the whole run. __tc_gossip_prepare checks the
+ * rule, traces the cycles, injects the packets and binds the feeds and
+ * relay segments as __tc_gossip_build does (the same errors where it would
+ * refuse the spec), never runs, and keeps only O(P) of it; it also works
+ * out, once, the passes of every feeding group (O(P) memory, O(P) time
+ * each) for the run's step count. __tc_gossip_part then makes p's node's
+ * part from the cycles in closed form and the passes of the few groups the
+ * node feeds, is fed by or relays for (kept in a small cache), as the whole
+ * run would make it; TC_PART_WHOLE where a packet would be handed off or
+ * would queue for a link (the part is then cut from the whole schedule).
+ * The prepared state is read-only but for its locked cache: one per shape
+ * may serve every thread. The spec's rule, ctx and inject are not kept.
+ */
+struct tc_gossip_prep;
+int __tc_gossip_prepare(const struct tc_shape *shape, const struct tc_gossip_spec *spec, struct tc_gossip_prep **out,
+			const char **why);
+int __tc_gossip_part(struct tc_gossip_prep *x, struct tc_part *p, const char **why);
+void __tc_gossip_prep_free(struct tc_gossip_prep *x);
+
+/* Where a construction goes once its spec is chosen: built whole (out, info) or prepared for parts (prep). */
+struct tc_gossip_run {
+	struct tc_sched **out;
+	struct tc_gossip_info *info;
+	struct tc_gossip_prep **prep;
+};
+int __tc_gossip_run(const struct tc_shape *shape, const struct tc_gossip_spec *spec, const struct tc_gossip_run *r,
+		    const char **why);
+
+/*
  * A lower bound on the steps some PU sends in (struct tc_algo.send_steps),
  * from the rule's cycles and where the packets enter them, nothing run:
  * 0 with *steps, or -errno (*steps 0) where the rule does not make the
@@ -74,6 +104,8 @@ int __tc_gossip_send_steps(const struct tc_shape *shape, const struct tc_gossip_
 /* gossip-ham1 on a d-D torus, d >= 3 (allgather/gossip_ham1_kd.c); the
  * caller has checked the shape is an all-port torus with sides >= 3. */
 int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why);
+/* The same construction prepared for parts (__tc_gossip_prepare). */
+int __tc_gossip_ham1_kd_prep(const struct tc_shape *shape, struct tc_gossip_prep **prep, const char **why);
 /* The same with the engine's report (tests). */
 int __tc_gossip_ham1_kd_info(const struct tc_shape *shape, struct tc_sched **out, const char **why,
 			     struct tc_gossip_info *info);
