@@ -20,7 +20,7 @@ endif
 $(O)/tests/verbs/bench_mpi: tests/verbs/bench_mpi.c tests/verbs/perf_ctl.h
 	@mkdir -p $(@D); rm -f $@
 	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(TC_LDFLAGS) -o $@ $<
-$(O)/tests/verbs/overlap_mpi: tests/verbs/overlap_mpi.c
+$(O)/tests/verbs/overlap_mpi: tests/verbs/overlap_mpi.c tests/vm/bench_data.h tests/unit/tbyte.h
 	@mkdir -p $(@D); rm -f $@
 	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(TC_LDFLAGS) -o $@ $<
 $(O)/tests/verbs/oob_mpi: tests/verbs/oob_mpi.c $(LIB_A)

@@ -32,7 +32,9 @@ $(KSFT_HDRS):
 VM_LIBFREE := $(filter $(O)/tests/vm/test_% $(O)/tests/vm/bench_% $(O)/tests/vm/demo_%,$(VM_BINS))
 # bench_allgather times tc_allgather: it links the library (added by ag-bench).
 # bench_scale is the rank of tests/vm/scale-run: it reads the library's own counters (linked statically).
-VM_LIBFREE := $(filter-out $(O)/tests/vm/bench_allgather $(O)/tests/vm/bench_overlap $(O)/tests/vm/bench_scale,$(VM_LIBFREE))
+# bench_overlap and bench_offload_time (tests/vm/bench-offload) time the library's calls.
+VM_LIBFREE := $(filter-out $(O)/tests/vm/bench_allgather $(O)/tests/vm/bench_overlap $(O)/tests/vm/bench_offload_time \
+	$(O)/tests/vm/bench_scale,$(VM_LIBFREE))
 VM_EXPECT := $(O)/tests/vm/.expected
 all: $(VM_EXPECT)
 $(VM_LIBFREE): $(O)/tests/vm/%: tests/vm/%.c $(wildcard tests/vm/*.h) tests/unit/tbyte.h $(KSFT_HDRS) include/uapi/torus.h
