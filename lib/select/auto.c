@@ -24,9 +24,11 @@
  * prime side, opt2d on a torus); one with a price function (bruck, both
  * collectives) from its messages without their blocks; any other by a
  * streamed build (built, verified and priced step by step, not kept: only the
- * winner is then built for keeping), and the direct algorithms
- * (TC_ALGO_DIRECT_P2: P(P-1) messages) are not priced; their files give no
- * closed-form cost, so they are skipped with that reason.
+ * winner is then built for keeping). The direct algorithms
+ * (TC_ALGO_DIRECT_P2: P(P-1) messages) are priced there only from their
+ * messages without blocks (as bruck's), up to TC_AUTO_PRICE_DIRECT_MAX_NODES
+ * nodes: O(P^2) time, about 262,000 messages each on 512 nodes; above, they
+ * are skipped with that reason.
  *
  * At every size, a candidate whose schedule on the shape is another
  * candidate's (struct tc_algo.same_as: pad where no node is imaginary) is
@@ -95,11 +97,12 @@ static void price(enum tc_coll_id coll, const struct tc_shape *shape, const stru
 	const char *why = NULL;
 	int err;
 
-	if (shape->nodes > TC_AUTO_PRICE_MAX_NODES && (a->flags & TC_ALGO_DIRECT_P2)) {
+	if (tc_auto_direct_unpriced(a, shape)) {
 		c->err = -E2BIG;
 		snprintf(c->why, sizeof(c->why),
-			 "not priced: %d nodes make %lld messages; direct schedules are priced up to %d nodes",
-			 shape->nodes, (long long)shape->nodes * (shape->nodes - 1), TC_AUTO_PRICE_MAX_NODES);
+			 "not priced: %d nodes make %lld messages; direct schedules are priced up to %d nodes (%d from their messages)",
+			 shape->nodes, (long long)shape->nodes * (shape->nodes - 1), TC_AUTO_PRICE_MAX_NODES,
+			 TC_AUTO_PRICE_DIRECT_MAX_NODES);
 		return;
 	}
 	__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);

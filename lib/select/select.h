@@ -15,8 +15,22 @@
  */
 #define TC_AUTO_MAX_CANDS 32
 /* Above this many nodes a schedule is priced by a streamed build (not kept)
- * and algorithms flagged TC_ALGO_DIRECT_P2 are not priced at all. */
+ * and algorithms flagged TC_ALGO_DIRECT_P2 only from their messages. */
 #define TC_AUTO_PRICE_MAX_NODES 256
+/* Above TC_AUTO_PRICE_MAX_NODES a direct schedule (TC_ALGO_DIRECT_P2: P-1
+ * steps of P messages, or P(P-1) messages in one) is priced only by its price
+ * function (struct tc_algo.price: each step's messages without blocks, O(P^2)
+ * time; O(P) memory for pairwise and atape, O(P^2) for all-port direct's one
+ * step), and only up to this many nodes (8x8x8; not the module's 32x32,
+ * whose 1024 ranks would each price about three million messages). */
+#define TC_AUTO_PRICE_DIRECT_MAX_NODES 512
+
+/* 1 if auto leaves algorithm a unpriced on sh for being direct (above). */
+static inline int tc_auto_direct_unpriced(const struct tc_algo *a, const struct tc_shape *sh)
+{
+	return (a->flags & TC_ALGO_DIRECT_P2) && sh->nodes > TC_AUTO_PRICE_MAX_NODES &&
+	       (!a->price || sh->nodes > TC_AUTO_PRICE_DIRECT_MAX_NODES);
+}
 
 struct tc_auto_cand {
 	const struct tc_algo *algo;

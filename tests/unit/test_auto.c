@@ -66,7 +66,8 @@ static const struct {
 	 * bcast-pattern priced from the parts of a cell; alltoall's opt2d and
 	 * bruck by their price functions, pad as its base where no node is
 	 * imaginary (20x20: at2's; 7x7x7: allport-kd's), the direct schedules
-	 * not priced by auto (the brute force here still prices them).
+	 * (pairwise, atape, direct) by their price functions (up to
+	 * TC_AUTO_PRICE_DIRECT_MAX_NODES).
 	 */
 	{ "18x18", 0, 0 }, { "20x20", 0, 0 }, { "7x7x7", 0, 0 },
 };
@@ -292,7 +293,7 @@ static void check_grid_point(const struct tc_shape *sh, const char *name, enum t
 		}
 		for (int i = 0; i < n; i++)
 			if (ok[i] && (best < 0 || t[i][k] < t[best][k]) &&
-			    !(sh->nodes > TC_AUTO_PRICE_MAX_NODES && (algo[i]->flags & TC_ALGO_DIRECT_P2)))
+			    !tc_auto_direct_unpriced(algo[i], sh))
 				best = i;
 		w = ch.winner;
 		if (ch.winner >= 0 && ch.winner < n && ok[ch.winner]) {
@@ -303,7 +304,7 @@ static void check_grid_point(const struct tc_shape *sh, const char *name, enum t
 			for (int i = 0; i < n; i++) {
 				if (!ok[i])
 					continue;
-				if (sh->nodes > TC_AUTO_PRICE_MAX_NODES && (algo[i]->flags & TC_ALGO_DIRECT_P2)) {
+				if (tc_auto_direct_unpriced(algo[i], sh)) {
 					/* not a candidate there: said, not held against auto */
 					if (w_here[i][k] * 1.05 < w_here[w][k] && !unpriced_better[0])
 						snprintf(unpriced_better, sizeof(unpriced_better),
@@ -351,8 +352,7 @@ static void check_grid_point(const struct tc_shape *sh, const char *name, enum t
 						 sizes[k], algo[i]->name, ch.cand[i].us, w_here[i][k], ch.cand[w].us);
 				continue;
 			}
-			if (ok[i] && ch.cand[i].err == -E2BIG && (algo[i]->flags & TC_ALGO_DIRECT_P2) &&
-			    sh->nodes > TC_AUTO_PRICE_MAX_NODES)
+			if (ok[i] && ch.cand[i].err == -E2BIG && tc_auto_direct_unpriced(algo[i], sh))
 				continue; /* a direct schedule, not priced above that many nodes (still in the brute force) */
 			if (ok[i] && ch.cand[i].err && !bad++)
 				snprintf(msg, sizeof(msg), "m %zu: %s prices here but auto says: %s", sizes[k],

@@ -218,6 +218,64 @@ static int part(struct tc_part *pt, const char **why)
 	return err;
 }
 
+/*
+ * The price without the blocks: row i of the square, every node j sending one
+ * block to its destination, priced step by step as build() adds it
+ * (engine/direct.c), O(P) memory.
+ */
+static int price(const struct tc_shape *shape, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		 double *time_us, struct tc_cost *cost, const char **why)
+{
+	const int n = shape->nodes, xor = is_pow2(n);
+	int g[TC_MAX_DIMS] = { 0 }, dir[TC_MAX_DIMS];
+	struct tc_cost_state *c = NULL;
+	struct tc_sched *shell;
+	struct tc_dmsg *m = malloc(sizeof(*m) * (n > 0 ? n : 1));
+	struct tc_msg *v = malloc(sizeof(*v) * (n > 0 ? n : 1));
+	int err;
+
+	shell = tc_sched_new(shape, TC_ALLTOALL, "atape", xor ? ATAPE_CITE_XOR : ATAPE_CITE_GRAY,
+			     TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
+	err = shell && m && v ? 0 : -ENOMEM;
+	if (!err && n < 2)
+		err = -EINVAL;
+	if (!err)
+		err = tc_cost_begin(shell, p, sizes, nsizes, &c);
+	for (int d = 0; d < TC_MAX_DIMS; d++)
+		dir[d] = 1;
+	for (int i = 1; i < n && !err; i++) {
+		if (!xor)
+			gray_next(shape, g, dir);
+		for (int j = 0; j < n; j++) {
+			int dst, cc[TC_MAX_DIMS];
+
+			if (xor) {
+				dst = j ^ (i ^ (i >> 1));
+			} else {
+				tc_shape_coords(shape, j, cc);
+				for (int d = 0; d < shape->ndims; d++)
+					cc[d] += g[d];
+				dst = tc_shape_node(shape, cc);
+			}
+			tc_direct_msg(shape, &m[j], j, j, dst);
+		}
+		err = tc_direct_price_msgs(c, m, v, (size_t)n, (uint32_t)(i - 1), 1);
+	}
+	if (!err) {
+		err = tc_cost_end(c, shell, time_us, cost);
+		c = NULL;
+	}
+	if (c)
+		tc_cost_end(c, NULL, NULL, NULL);
+	if (err)
+		*why = err == -ENOMEM ? "atape: out of memory pricing the schedule"
+				      : "atape: pricing the schedule's messages failed";
+	tc_sched_free(shell);
+	free(m);
+	free(v);
+	return err;
+}
+
 const struct tc_algo tc_algo_atape = {
 	.name = "atape",
 	.coll = TC_ALLTOALL,
@@ -225,4 +283,5 @@ const struct tc_algo tc_algo_atape = {
 	.build = build,
 	.flags = TC_ALGO_DIRECT_P2,
 	.part = part,
+	.price = price,
 };

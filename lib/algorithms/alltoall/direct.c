@@ -160,6 +160,59 @@ static int part(struct tc_part *pt, const char **why)
 	return err;
 }
 
+/*
+ * The price without the blocks: the messages build() adds, step by step,
+ * priced as engine/direct.c adds them. One-port: P-1 steps of P messages,
+ * O(P) memory; all-port: its one step of P(P-1) messages, O(P^2) memory
+ * (auto prices it only up to TC_AUTO_PRICE_DIRECT_MAX_NODES).
+ */
+static int price(const struct tc_shape *shape, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		 double *time_us, struct tc_cost *cost, const char **why)
+{
+	const int n = shape->nodes;
+	const size_t nm = shape->one_port ? (size_t)(n > 0 ? n : 1) : (size_t)(n > 1 ? n : 2) * (size_t)(n > 1 ? n - 1 : 1);
+	struct tc_cost_state *c = NULL;
+	struct tc_sched *shell;
+	struct tc_dmsg *m = malloc(sizeof(*m) * nm);
+	struct tc_msg *v = malloc(sizeof(*v) * nm);
+	int g[TC_MAX_DIMS], err;
+	size_t k = 0;
+
+	if (shape->one_port)
+		shell = tc_sched_new(shape, TC_ALLTOALL, "direct", DIRECT_CITE_1P, TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
+	else
+		shell = tc_sched_new(shape, TC_ALLTOALL, "direct", DIRECT_CITE_AP, TC_CLAIM_SHORTEST);
+	err = shell && m && v ? 0 : -ENOMEM;
+	if (!err && n < 2)
+		err = -EINVAL;
+	if (!err)
+		err = tc_cost_begin(shell, p, sizes, nsizes, &c);
+	for (int t = 1; t < n && !err; t++) {
+		tc_shape_coords(shape, t, g);
+		if (shape->one_port)
+			k = 0;
+		for (int r = 0; r < n; r++, k++)
+			tc_direct_msg(shape, &m[k], (uint32_t)k, r, translate(shape, r, g));
+		if (shape->one_port)
+			err = tc_direct_price_msgs(c, m, v, k, (uint32_t)(t - 1), 1);
+	}
+	if (!err && !shape->one_port)
+		err = tc_direct_price_msgs(c, m, v, k, 0, 1);
+	if (!err) {
+		err = tc_cost_end(c, shell, time_us, cost);
+		c = NULL;
+	}
+	if (c)
+		tc_cost_end(c, NULL, NULL, NULL);
+	if (err)
+		*why = err == -ENOMEM ? "direct: out of memory pricing the schedule"
+				      : "direct: pricing the schedule's messages failed";
+	tc_sched_free(shell);
+	free(m);
+	free(v);
+	return err;
+}
+
 const struct tc_algo tc_algo_direct = {
 	.name = "direct",
 	.coll = TC_ALLTOALL,
@@ -167,4 +220,5 @@ const struct tc_algo tc_algo_direct = {
 	.build = build,
 	.flags = TC_ALGO_DIRECT_P2,
 	.part = part,
+	.price = price,
 };

@@ -76,16 +76,13 @@ void tc_direct_sort(struct tc_dmsg *m, size_t n)
 	qsort(m, n, sizeof(*m), cmp_dmsg);
 }
 
-int tc_direct_price_shift(struct tc_cost_state *c, const struct tc_shape *sh, struct tc_dmsg *m, struct tc_msg *v,
-			  uint32_t step, int shift, uint32_t nblk)
+int tc_direct_price_msgs(struct tc_cost_state *c, struct tc_dmsg *m, struct tc_msg *v, size_t n, uint32_t step,
+			 uint32_t nblk)
 {
-	const int n = sh->nodes;
 	struct tc_step_view view = { .step = step, .nmsgs = (uint32_t)n, .msgs = v, .blks = NULL };
 
-	for (int x = 0; x < n; x++)
-		tc_direct_msg(sh, &m[x], x, x, (x + shift) % n);
 	tc_direct_sort(m, n);
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		memset(&v[i], 0, sizeof(v[i]));
 		v[i].src = m[i].src;
 		v[i].dst = m[i].dst;
@@ -95,6 +92,16 @@ int tc_direct_price_shift(struct tc_cost_state *c, const struct tc_shape *sh, st
 		v[i].op = TC_MSG_COPY;
 	}
 	return tc_cost_step(c, &view);
+}
+
+int tc_direct_price_shift(struct tc_cost_state *c, const struct tc_shape *sh, struct tc_dmsg *m, struct tc_msg *v,
+			  uint32_t step, int shift, uint32_t nblk)
+{
+	const int n = sh->nodes;
+
+	for (int x = 0; x < n; x++)
+		tc_direct_msg(sh, &m[x], x, x, (x + shift) % n);
+	return tc_direct_price_msgs(c, m, v, (size_t)n, step, nblk);
 }
 
 int tc_direct_one_block(struct tc_sched *s, const struct tc_dmsg *m, void *arg)

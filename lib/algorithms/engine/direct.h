@@ -62,6 +62,14 @@ void tc_direct_sort(struct tc_dmsg *m, size_t n);
 int tc_direct_price_shift(struct tc_cost_state *c, const struct tc_shape *sh, struct tc_dmsg *m, struct tc_msg *v,
 			  uint32_t step, int shift, uint32_t nblk);
 
+/*
+ * The same for a step of the n messages m[] (filled by tc_direct_msg; sorted
+ * here into tc_direct_emit_step's order), each of nblk blocks: the price of a
+ * direct schedule's step without its blocks (pairwise, atape).
+ */
+int tc_direct_price_msgs(struct tc_cost_state *c, struct tc_dmsg *m, struct tc_msg *v, size_t n, uint32_t step,
+			 uint32_t nblk);
+
 /* Add the message src -> dst, routed as tc_direct_route, to a node's part (core/part.h). */
 int tc_direct_part_msg(struct tc_part *pt, int src, int dst);
 
