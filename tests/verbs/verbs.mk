@@ -39,7 +39,7 @@ check-verbs:
 		echo "check-verbs: libtoruscoll built without verbs (libibverbs-dev librdmacm-dev libpmix-dev): one failure"; \
 		echo "0 1 0" >$(O)/results/verbs; exit 0; \
 	 fi; \
-	 utils/torus-vm --rxe --no-module --timeout $(or $(VERBS_TIMEOUT),900) -- tests/verbs/run-guest $(O)/results/verbs; rc=$$?; \
+	 utils/torus-vm --rxe --no-module --timeout $(or $(VERBS_TIMEOUT),1800) -- tests/verbs/run-guest $(O)/results/verbs; rc=$$?; \
 	 if [ ! -s $(O)/results/verbs ]; then \
 		echo "check-verbs: the guest wrote no result (torus-vm status $$rc): counted as one failure"; \
 		echo "0 1 0" >$(O)/results/verbs; \
