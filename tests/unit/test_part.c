@@ -71,16 +71,15 @@ static char whole_shapes[512];
 /*
  * The shapes where a generator may still leave a node's part to the
  * fallback (docs/library.md lists them): opt2d's meshes (every block's
- * timetable is searched) and gossip-ham2 with an odd side (its feeders and
- * queues are settled by running the whole fabric). Anywhere else the
- * fallback is a failure: pad's parts, padded or not, come alone.
+ * timetable is searched). gossip-ham2 would on an odd side where no
+ * square-swap decomposition is found (its partial cycles' queues are
+ * settled by running the whole fabric), but one is found on every shape
+ * here. Anywhere else the fallback is a failure.
  */
 static int may_take_whole(const struct tc_algo *a, const struct tc_shape *sh)
 {
 	if (!strcmp(a->name, "opt2d"))
 		return sh->wrap_mask != (1u << sh->ndims) - 1;
-	if (!strcmp(a->name, "gossip-ham2"))
-		return sh->ndims == 2 && ((sh->dims[0] & 1) || (sh->dims[1] & 1));
 	return 0;
 }
 

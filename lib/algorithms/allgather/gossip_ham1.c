@@ -600,7 +600,7 @@ static int build_odd(const struct tc_shape *shape, struct tc_gossip_spec *spec, 
  * The last resort on odd x odd tori: one packet per PU on the two full
  * Hamiltonian cycles of a square-swap decomposition (engine/ham_decomp.c).
  */
-int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+static int ham1_full_cycles(const struct tc_shape *shape, const struct tc_gossip_run *r, const char **why)
 {
 	struct tc_gossip_spec spec = {
 		.algo = "gossip-ham1",
@@ -610,11 +610,18 @@ int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched *
 		.inject = tc_ham_decomp_inject,
 	};
 	const char *w = NULL;
-	int err = tc_ham_decomp_gossip(shape, &spec, out, &w);
+	int err = tc_ham_decomp_run(shape, &spec, r, &w);
 
 	if (err)
 		*why = w ? w : "gossip-ham1: no partial-cycle layout closes and no Hamiltonian decomposition was found on this torus";
 	return err;
+}
+
+int __tc_gossip_ham1_full_cycles(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+{
+	const struct tc_gossip_run r = { .out = out };
+
+	return ham1_full_cycles(shape, &r, why);
 }
 
 /* What every construction of gossip-ham1 needs: an all-port torus, sides at least 3, 2D or more. */
@@ -707,10 +714,9 @@ static uint64_t send_steps(const struct tc_shape *shape, int *npackets)
 /*
  * The construction build() chooses, prepared for parts once per shape
  * (engine/gossip.c: cycles, injections, feeds and relay segments, O(P), and
- * the run's step count from every feeding group's passes). NULL with the
- * answer in err where the shape is refused, or takes the full-cycles last
- * resort (TC_PART_WHOLE: those cycles come from a search only the whole
- * build runs).
+ * the run's step count from every feeding group's passes), the full-cycles
+ * last resort included. NULL with the answer in err where the shape is
+ * refused.
  */
 struct ham1_prep {
 	struct ham1_prep *next;
@@ -735,7 +741,7 @@ static int ham1_prepare(const struct tc_shape *shape, struct tc_gossip_prep **pr
 	ham1_2d_spec(shape, &x, &spec);
 	if ((shape->dims[0] & 1) && (shape->dims[1] & 1)) {
 		err = build_odd(shape, &spec, &r, why);
-		return err == -EOPNOTSUPP ? TC_PART_WHOLE : err;
+		return err == -EOPNOTSUPP ? ham1_full_cycles(shape, &r, why) : err;
 	}
 	return __tc_gossip_prepare(shape, &spec, prep, why);
 }

@@ -304,11 +304,70 @@ static int ham2_msg(struct tc_part *pt, const struct ham2_cyc *c, int k, int a, 
 }
 
 /*
+ * A side odd: the square-swap decomposition's two Hamiltonian cycles
+ * prepared for parts once per shape (engine/gossip.c: nothing is fed or
+ * handed on, so every packet's steps are closed forms). Where no
+ * decomposition is found, the partial cycles hand the packets of their
+ * out-of-cycle PUs to a neighbour, and those queue into full streams in an
+ * order only the whole run settles: TC_PART_WHOLE there.
+ */
+struct ham2_prep {
+	struct ham2_prep *next;
+	struct tc_shape shape;
+	struct tc_gossip_prep *prep; /* NULL: no decomposition (err TC_PART_WHOLE) or refused */
+	int err;
+	const char *why;
+};
+
+static struct ham2_prep *ham2_prep_head; /* protected by ham2_lock; entries never freed or changed */
+
+static int ham2_part_odd(struct tc_part *pt, const char **why)
+{
+	struct ham2_prep *e;
+
+	pthread_mutex_lock(&ham2_lock);
+	for (e = ham2_prep_head; e; e = e->next)
+		if (tc_shape_equal(&e->shape, &pt->shape))
+			break;
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (e) {
+			const struct tc_gossip_run r = { .prep = &e->prep };
+			struct tc_gossip_spec spec = {
+				.algo = "gossip-ham2",
+				.cite = "Meyer and Sibeyn, Sec. 2, Theorem 1 with two Hamiltonian cycles from a square-swap decomposition (odd side)",
+				.npackets = 2,
+				.want_cycles = 2,
+			};
+
+			e->shape = pt->shape;
+			e->err = tc_ham_decomp_run(&pt->shape, &spec, &r, &e->why);
+			if (e->err == -EOPNOTSUPP)
+				e->err = TC_PART_WHOLE; /* the partial cycles: see above */
+			if (e->err == -ENOMEM) {
+				free(e);
+				e = NULL;
+			} else {
+				e->next = ham2_prep_head;
+				ham2_prep_head = e;
+			}
+		}
+	}
+	pthread_mutex_unlock(&ham2_lock);
+	if (!e) {
+		*why = "gossip-ham2: out of memory preparing the cycles";
+		return -ENOMEM;
+	}
+	if (e->err) {
+		*why = e->why;
+		return e->err;
+	}
+	return __tc_gossip_part(e->prep, pt, why);
+}
+
+/*
  * Node's part. Both sides even: the closed form above, 4 sends and 4
- * receives a step, O(P) in all. A side odd: the square-swap decomposition or
- * the partial cycles with their out-of-cycle PUs and feeders, which only the
- * engine's whole run settles: the part is cut from the whole schedule
- * (TC_PART_WHOLE, counted as the fallback).
+ * receives a step, O(P) in all. A side odd: ham2_part_odd.
  */
 static int part(struct tc_part *pt, const char **why)
 {
@@ -320,7 +379,7 @@ static int part(struct tc_part *pt, const char **why)
 	if (err)
 		return err;
 	if ((sh->dims[0] & 1) || (sh->dims[1] & 1))
-		return TC_PART_WHOLE;
+		return ham2_part_odd(pt, why);
 	err = ham2_cycles(sh, &c);
 	if (err) {
 		*why = "gossip-ham2: out of memory tracing the cycles";

@@ -257,6 +257,14 @@ int tc_ham_decomp_inject(const void *ctx, int node)
 int tc_ham_decomp_gossip(const struct tc_shape *shape, struct tc_gossip_spec *spec, struct tc_sched **out,
 			 const char **why)
 {
+	const struct tc_gossip_run r = { .out = out };
+
+	return tc_ham_decomp_run(shape, spec, &r, why);
+}
+
+int tc_ham_decomp_run(const struct tc_shape *shape, struct tc_gossip_spec *spec, const struct tc_gossip_run *r,
+		      const char **why)
+{
 	struct ham_dec h = { .sh = shape, .n1 = shape->dims[0], .n2 = shape->dims[1] };
 	int err;
 
@@ -271,7 +279,7 @@ int tc_ham_decomp_gossip(const struct tc_shape *shape, struct tc_gossip_spec *sp
 	if (!err) {
 		spec->rule = hd_rule;
 		spec->ctx = &h;
-		err = __tc_gossip_build(shape, spec, out, why, NULL);
+		err = __tc_gossip_run(shape, spec, r, why);
 	}
 	free(h.col);
 	free(h.uf);

@@ -19,6 +19,9 @@
  */
 int tc_ham_decomp_gossip(const struct tc_shape *shape, struct tc_gossip_spec *spec, struct tc_sched **out,
 			 const char **why);
+/* The same, built whole or prepared for parts as r says (__tc_gossip_run). */
+int tc_ham_decomp_run(const struct tc_shape *shape, struct tc_gossip_spec *spec, const struct tc_gossip_run *r,
+		      const char **why);
 
 /*
  * spec->inject for one packet per PU (npackets = 1) on a decomposition
