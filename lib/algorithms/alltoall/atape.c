@@ -228,19 +228,13 @@ static int price(const struct tc_shape *shape, const struct tc_cost_params *p, c
 {
 	const int n = shape->nodes, xor = is_pow2(n);
 	int g[TC_MAX_DIMS] = { 0 }, dir[TC_MAX_DIMS];
-	struct tc_cost_state *c = NULL;
-	struct tc_sched *shell;
-	struct tc_dmsg *m = malloc(sizeof(*m) * (n > 0 ? n : 1));
-	struct tc_msg *v = malloc(sizeof(*v) * (n > 0 ? n : 1));
+	struct tc_direct_pricer pr;
 	int err;
 
-	shell = tc_sched_new(shape, TC_ALLTOALL, "atape", xor ? ATAPE_CITE_XOR : ATAPE_CITE_GRAY,
-			     TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
-	err = shell && m && v ? 0 : -ENOMEM;
-	if (!err && n < 2)
-		err = -EINVAL;
-	if (!err)
-		err = tc_cost_begin(shell, p, sizes, nsizes, &c);
+	err = tc_direct_price_begin(&pr,
+				    tc_sched_new(shape, TC_ALLTOALL, "atape", xor ? ATAPE_CITE_XOR : ATAPE_CITE_GRAY,
+						 TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST),
+				    (size_t)n, p, sizes, nsizes);
 	for (int d = 0; d < TC_MAX_DIMS; d++)
 		dir[d] = 1;
 	for (int i = 1; i < n && !err; i++) {
@@ -257,23 +251,12 @@ static int price(const struct tc_shape *shape, const struct tc_cost_params *p, c
 					cc[d] += g[d];
 				dst = tc_shape_node(shape, cc);
 			}
-			tc_direct_msg(shape, &m[j], j, j, dst);
+			tc_direct_msg(shape, &pr.m[j], j, j, dst);
 		}
-		err = tc_direct_price_msgs(c, m, v, (size_t)n, (uint32_t)(i - 1), 1);
+		err = tc_direct_price_msgs(pr.c, pr.m, pr.v, (size_t)n, (uint32_t)(i - 1), 1);
 	}
-	if (!err) {
-		err = tc_cost_end(c, shell, time_us, cost);
-		c = NULL;
-	}
-	if (c)
-		tc_cost_end(c, NULL, NULL, NULL);
-	if (err)
-		*why = err == -ENOMEM ? "atape: out of memory pricing the schedule"
-				      : "atape: pricing the schedule's messages failed";
-	tc_sched_free(shell);
-	free(m);
-	free(v);
-	return err;
+	return tc_direct_price_end(&pr, err, time_us, cost, why, "atape: out of memory pricing the schedule",
+				   "atape: pricing the schedule's messages failed");
 }
 
 const struct tc_algo tc_algo_atape = {

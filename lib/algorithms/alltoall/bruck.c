@@ -147,39 +147,21 @@ static int price(const struct tc_shape *shape, const struct tc_cost_params *p, c
 		 double *time_us, struct tc_cost *cost, const char **why)
 {
 	const int n = shape->nodes;
-	struct tc_cost_state *c = NULL;
-	struct tc_sched *shell;
-	struct tc_dmsg *m = malloc(sizeof(*m) * (n > 0 ? n : 1));
-	struct tc_msg *v = malloc(sizeof(*v) * (n > 0 ? n : 1));
+	struct tc_sched *shell = tc_sched_new(shape, TC_ALLTOALL, "bruck", BRUCK_CITE, TC_CLAIM_PERMUTATION);
+	struct tc_direct_pricer pr;
 	int64_t packed = 0;
 	uint32_t st = 0;
 	int err;
 
-	shell = tc_sched_new(shape, TC_ALLTOALL, "bruck", BRUCK_CITE, TC_CLAIM_PERMUTATION);
-	err = shell && m && v ? 0 : -ENOMEM;
-	if (!err && n < 2)
-		err = -EINVAL;
-	for (int dist = 1; !err && dist < n; dist *= 2)
+	for (int dist = 1; dist < n; dist *= 2)
 		packed += bruck_count(n, dist);
-	if (!err) {
+	if (shell)
 		shell->rearranged_blocks = 2 * (int64_t)n + packed;
-		err = tc_cost_begin(shell, p, sizes, nsizes, &c);
-	}
+	err = tc_direct_price_begin(&pr, shell, (size_t)n, p, sizes, nsizes);
 	for (int dist = 1; dist < n && !err; dist *= 2, st++)
-		err = tc_direct_price_shift(c, shape, m, v, st, dist, (uint32_t)bruck_count(n, dist));
-	if (!err) {
-		err = tc_cost_end(c, shell, time_us, cost);
-		c = NULL;
-	}
-	if (c)
-		tc_cost_end(c, NULL, NULL, NULL);
-	if (err)
-		*why = err == -ENOMEM ? "bruck: out of memory pricing the schedule"
-				      : "bruck: pricing the schedule's messages failed";
-	tc_sched_free(shell);
-	free(m);
-	free(v);
-	return err;
+		err = tc_direct_price_shift(pr.c, shape, pr.m, pr.v, st, dist, (uint32_t)bruck_count(n, dist));
+	return tc_direct_price_end(&pr, err, time_us, cost, why, "bruck: out of memory pricing the schedule",
+				   "bruck: pricing the schedule's messages failed");
 }
 
 const struct tc_algo tc_algo_bruck_a2a = {

@@ -171,10 +171,8 @@ static int price(const struct tc_shape *shape, const struct tc_cost_params *p, c
 {
 	const int n = shape->nodes;
 	const size_t nm = shape->one_port ? (size_t)(n > 0 ? n : 1) : (size_t)(n > 1 ? n : 2) * (size_t)(n > 1 ? n - 1 : 1);
-	struct tc_cost_state *c = NULL;
+	struct tc_direct_pricer pr;
 	struct tc_sched *shell;
-	struct tc_dmsg *m = malloc(sizeof(*m) * nm);
-	struct tc_msg *v = malloc(sizeof(*v) * nm);
 	int g[TC_MAX_DIMS], err;
 	size_t k = 0;
 
@@ -182,35 +180,20 @@ static int price(const struct tc_shape *shape, const struct tc_cost_params *p, c
 		shell = tc_sched_new(shape, TC_ALLTOALL, "direct", DIRECT_CITE_1P, TC_CLAIM_PERMUTATION | TC_CLAIM_SHORTEST);
 	else
 		shell = tc_sched_new(shape, TC_ALLTOALL, "direct", DIRECT_CITE_AP, TC_CLAIM_SHORTEST);
-	err = shell && m && v ? 0 : -ENOMEM;
-	if (!err && n < 2)
-		err = -EINVAL;
-	if (!err)
-		err = tc_cost_begin(shell, p, sizes, nsizes, &c);
+	err = tc_direct_price_begin(&pr, shell, nm, p, sizes, nsizes);
 	for (int t = 1; t < n && !err; t++) {
 		tc_shape_coords(shape, t, g);
 		if (shape->one_port)
 			k = 0;
 		for (int r = 0; r < n; r++, k++)
-			tc_direct_msg(shape, &m[k], (uint32_t)k, r, translate(shape, r, g));
+			tc_direct_msg(shape, &pr.m[k], (uint32_t)k, r, translate(shape, r, g));
 		if (shape->one_port)
-			err = tc_direct_price_msgs(c, m, v, k, (uint32_t)(t - 1), 1);
+			err = tc_direct_price_msgs(pr.c, pr.m, pr.v, k, (uint32_t)(t - 1), 1);
 	}
 	if (!err && !shape->one_port)
-		err = tc_direct_price_msgs(c, m, v, k, 0, 1);
-	if (!err) {
-		err = tc_cost_end(c, shell, time_us, cost);
-		c = NULL;
-	}
-	if (c)
-		tc_cost_end(c, NULL, NULL, NULL);
-	if (err)
-		*why = err == -ENOMEM ? "direct: out of memory pricing the schedule"
-				      : "direct: pricing the schedule's messages failed";
-	tc_sched_free(shell);
-	free(m);
-	free(v);
-	return err;
+		err = tc_direct_price_msgs(pr.c, pr.m, pr.v, k, 0, 1);
+	return tc_direct_price_end(&pr, err, time_us, cost, why, "direct: out of memory pricing the schedule",
+				   "direct: pricing the schedule's messages failed");
 }
 
 const struct tc_algo tc_algo_direct = {

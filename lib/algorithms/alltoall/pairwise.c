@@ -95,33 +95,15 @@ static int price(const struct tc_shape *shape, const struct tc_cost_params *p, c
 		 double *time_us, struct tc_cost *cost, const char **why)
 {
 	const int n = shape->nodes;
-	struct tc_cost_state *c = NULL;
-	struct tc_sched *shell;
-	struct tc_dmsg *m = malloc(sizeof(*m) * (n > 0 ? n : 1));
-	struct tc_msg *v = malloc(sizeof(*v) * (n > 0 ? n : 1));
+	struct tc_direct_pricer pr;
 	int err;
 
-	shell = tc_sched_new(shape, TC_ALLTOALL, "pairwise", PAIRWISE_CITE, PAIRWISE_CLAIMS);
-	err = shell && m && v ? 0 : -ENOMEM;
-	if (!err && n < 2)
-		err = -EINVAL;
-	if (!err)
-		err = tc_cost_begin(shell, p, sizes, nsizes, &c);
+	err = tc_direct_price_begin(&pr, tc_sched_new(shape, TC_ALLTOALL, "pairwise", PAIRWISE_CITE, PAIRWISE_CLAIMS),
+				    (size_t)n, p, sizes, nsizes);
 	for (int i = 1; i < n && !err; i++)
-		err = tc_direct_price_shift(c, shape, m, v, (uint32_t)(i - 1), i, 1);
-	if (!err) {
-		err = tc_cost_end(c, shell, time_us, cost);
-		c = NULL;
-	}
-	if (c)
-		tc_cost_end(c, NULL, NULL, NULL);
-	if (err)
-		*why = err == -ENOMEM ? "pairwise: out of memory pricing the schedule"
-				      : "pairwise: pricing the schedule's messages failed";
-	tc_sched_free(shell);
-	free(m);
-	free(v);
-	return err;
+		err = tc_direct_price_shift(pr.c, shape, pr.m, pr.v, (uint32_t)(i - 1), i, 1);
+	return tc_direct_price_end(&pr, err, time_us, cost, why, "pairwise: out of memory pricing the schedule",
+				   "pairwise: pricing the schedule's messages failed");
 }
 
 const struct tc_algo tc_algo_pairwise = {

@@ -104,6 +104,40 @@ int tc_direct_price_shift(struct tc_cost_state *c, const struct tc_shape *sh, st
 	return tc_direct_price_msgs(c, m, v, (size_t)n, step, nblk);
 }
 
+int tc_direct_price_begin(struct tc_direct_pricer *pr, struct tc_sched *shell, size_t nmsgs,
+			  const struct tc_cost_params *p, const size_t *sizes, int nsizes)
+{
+	const size_t room = nmsgs ? nmsgs : 1;
+
+	pr->shell = shell;
+	pr->c = NULL;
+	pr->m = malloc(sizeof(*pr->m) * room);
+	pr->v = malloc(sizeof(*pr->v) * room);
+	if (!shell || !pr->m || !pr->v)
+		return -ENOMEM;
+	if (shell->shape.nodes < 2)
+		return -EINVAL;
+	return tc_cost_begin(shell, p, sizes, nsizes, &pr->c);
+}
+
+int tc_direct_price_end(struct tc_direct_pricer *pr, int err, double *time_us, struct tc_cost *cost,
+			const char **why, const char *oom_why, const char *fail_why)
+{
+	if (!err && pr->c) {
+		err = tc_cost_end(pr->c, pr->shell, time_us, cost);
+		pr->c = NULL;
+	}
+	if (pr->c)
+		tc_cost_end(pr->c, NULL, NULL, NULL);
+	if (err)
+		*why = err == -ENOMEM ? oom_why : fail_why;
+	tc_sched_free(pr->shell);
+	free(pr->m);
+	free(pr->v);
+	memset(pr, 0, sizeof(*pr));
+	return err;
+}
+
 int tc_direct_one_block(struct tc_sched *s, const struct tc_dmsg *m, void *arg)
 {
 	(void)arg;

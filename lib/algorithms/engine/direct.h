@@ -70,6 +70,34 @@ int tc_direct_price_shift(struct tc_cost_state *c, const struct tc_shape *sh, st
 int tc_direct_price_msgs(struct tc_cost_state *c, struct tc_dmsg *m, struct tc_msg *v, size_t n, uint32_t step,
 			 uint32_t nblk);
 
+/*
+ * What a price function (struct tc_algo.price) of a direct schedule holds
+ * while it prices: the schedule's shell (its name, claims and rearrangement,
+ * no steps), the cost model's state and room for one step's messages.
+ */
+struct tc_direct_pricer {
+	struct tc_sched *shell;
+	struct tc_cost_state *c;
+	struct tc_dmsg *m;
+	struct tc_msg *v;
+};
+
+/*
+ * Take shell (NULL: -ENOMEM), make room for nmsgs messages and begin the
+ * cost model. -EINVAL below two nodes. Whatever it returns, end with
+ * tc_direct_price_end().
+ */
+int tc_direct_price_begin(struct tc_direct_pricer *pr, struct tc_sched *shell, size_t nmsgs,
+			  const struct tc_cost_params *p, const size_t *sizes, int nsizes);
+
+/*
+ * When err is 0, the price into time_us and cost; then free everything the
+ * pricer holds. On failure *why = oom_why for -ENOMEM, else fail_why.
+ * Returns 0 or the negative errno.
+ */
+int tc_direct_price_end(struct tc_direct_pricer *pr, int err, double *time_us, struct tc_cost *cost,
+			const char **why, const char *oom_why, const char *fail_why);
+
 /* Add the message src -> dst, routed as tc_direct_route, to a node's part (core/part.h). */
 int tc_direct_part_msg(struct tc_part *pt, int src, int dst);
 
