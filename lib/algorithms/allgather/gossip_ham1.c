@@ -668,25 +668,31 @@ static void ham1_2d_spec(const struct tc_shape *shape, struct ham1_2d *x, struct
 	};
 }
 
+/* The construction for a checked shape, built whole or prepared for parts (r). */
+static int ham1_run(const struct tc_shape *shape, const struct tc_gossip_run *r, const char **why)
+{
+	struct ham1_2d x;
+	struct tc_gossip_spec spec;
+	int err;
+
+	if (shape->ndims >= 3)
+		return __tc_gossip_ham1_kd_run(shape, r, why);
+	ham1_2d_spec(shape, &x, &spec);
+	if ((shape->dims[0] & 1) && (shape->dims[1] & 1)) {
+		err = build_odd(shape, &spec, r, why);
+
+		/* no layout within ceil(Thm 2) + 1 (5 x 15): full cycles, about N/2 steps */
+		return err == -EOPNOTSUPP ? ham1_full_cycles(shape, r, why) : err;
+	}
+	return __tc_gossip_run(shape, &spec, r, why);
+}
+
 static int build(const struct tc_shape *shape, struct tc_sched **out, const char **why)
 {
 	const struct tc_gossip_run r = { .out = out };
-	struct ham1_2d x;
-	struct tc_gossip_spec spec;
 	int err = ham1_shape_ok(shape, why);
 
-	if (err)
-		return err;
-	if (shape->ndims >= 3)
-		return __tc_gossip_ham1_kd(shape, out, why);
-	ham1_2d_spec(shape, &x, &spec);
-	if ((shape->dims[0] & 1) && (shape->dims[1] & 1)) {
-		err = build_odd(shape, &spec, &r, why);
-
-		/* no layout within ceil(Thm 2) + 1 (5 x 15): full cycles, about N/2 steps */
-		return err == -EOPNOTSUPP ? __tc_gossip_ham1_full_cycles(shape, out, why) : err;
-	}
-	return __tc_gossip_build(shape, &spec, out, why, NULL);
+	return err ? err : ham1_run(shape, &r, why);
 }
 
 /*
@@ -715,73 +721,26 @@ static uint64_t send_steps(const struct tc_shape *shape, int *npackets)
  * The construction build() chooses, prepared for parts once per shape
  * (engine/gossip.c: cycles, injections, feeds and relay segments, O(P), and
  * the run's step count from every feeding group's passes), the full-cycles
- * last resort included. NULL with the answer in err where the shape is
- * refused.
+ * last resort included, kept in ham1_preps.
  */
-struct ham1_prep {
-	struct ham1_prep *next;
-	struct tc_shape shape;
-	struct tc_gossip_prep *prep;
-	int err;
-	const char *why;
-};
-
-static pthread_mutex_t ham1_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ham1_prep *ham1_head; /* protected by ham1_lock; entries never freed or changed */
+static struct tc_gossip_prep_cache ham1_preps = TC_GOSSIP_PREP_CACHE_INIT;
 
 static int ham1_prepare(const struct tc_shape *shape, struct tc_gossip_prep **prep, const char **why)
 {
 	const struct tc_gossip_run r = { .prep = prep };
-	struct ham1_2d x;
-	struct tc_gossip_spec spec;
-	int err;
 
-	if (shape->ndims >= 3)
-		return __tc_gossip_ham1_kd_prep(shape, prep, why);
-	ham1_2d_spec(shape, &x, &spec);
-	if ((shape->dims[0] & 1) && (shape->dims[1] & 1)) {
-		err = build_odd(shape, &spec, &r, why);
-		return err == -EOPNOTSUPP ? ham1_full_cycles(shape, &r, why) : err;
-	}
-	return __tc_gossip_prepare(shape, &spec, prep, why);
+	return ham1_run(shape, &r, why);
 }
 
 /* Node's part: from the construction prepared once per shape (engine/gossip.c says how). */
 static int part(struct tc_part *p, const char **why)
 {
-	struct ham1_prep *e;
 	int err = ham1_shape_ok(&p->shape, why);
 
 	if (err)
 		return err;
-	pthread_mutex_lock(&ham1_lock);
-	for (e = ham1_head; e; e = e->next)
-		if (tc_shape_equal(&e->shape, &p->shape))
-			break;
-	if (!e) {
-		e = calloc(1, sizeof(*e));
-		if (e) {
-			e->shape = p->shape;
-			e->err = ham1_prepare(&p->shape, &e->prep, &e->why);
-			if (e->err == -ENOMEM) {
-				free(e);
-				e = NULL;
-			} else {
-				e->next = ham1_head;
-				ham1_head = e;
-			}
-		}
-	}
-	pthread_mutex_unlock(&ham1_lock);
-	if (!e) {
-		*why = "gossip-ham1: out of memory preparing the cycles";
-		return -ENOMEM;
-	}
-	if (e->err) {
-		*why = e->why;
-		return e->err;
-	}
-	return __tc_gossip_part(e->prep, p, why);
+	return __tc_gossip_part_cached(&ham1_preps, ham1_prepare, p, "gossip-ham1: out of memory preparing the cycles",
+				       why);
 }
 
 const struct tc_algo tc_algo_gossip_ham1 = {

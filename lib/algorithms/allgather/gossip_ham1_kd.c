@@ -4,7 +4,7 @@
  * cycles of Meyer and Sibeyn, "Gossiping Large Packets on Full-Port Tori", Section 3 (Theorems 3 and 4: P/(2d) +
  * P/(2*n1) + 1 steps when n2..nd are multiples of d). The 2D rules and the
  * algorithm's entry point live in gossip_ham1.c, which calls
- * __tc_gossip_ham1_kd() for d >= 3 once the shape passed the common checks.
+ * __tc_gossip_ham1_kd_run() for d >= 3 once the shape passed the common checks.
  *
  * Cycles. Cycle j starts at (0, j, 0, ..., 0); it is made of laps, each a
  * zigzag followed by moves in direction 1 until a wrap-around link is
@@ -640,18 +640,9 @@ out:
 	return err;
 }
 
-int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why)
+int __tc_gossip_ham1_kd_run(const struct tc_shape *shape, const struct tc_gossip_run *r, const char **why)
 {
-	const struct tc_gossip_run r = { .out = out };
-
-	return ham1_kd(shape, &r, why, NULL, 0);
-}
-
-int __tc_gossip_ham1_kd_prep(const struct tc_shape *shape, struct tc_gossip_prep **prep, const char **why)
-{
-	const struct tc_gossip_run r = { .prep = prep };
-
-	return ham1_kd(shape, &r, why, NULL, 0);
+	return ham1_kd(shape, r, why, NULL, 0);
 }
 
 int __tc_gossip_ham1_kd_info(const struct tc_shape *shape, struct tc_sched **out, const char **why,

@@ -311,58 +311,26 @@ static int ham2_msg(struct tc_part *pt, const struct ham2_cyc *c, int k, int a, 
  * out-of-cycle PUs to a neighbour, and those queue into full streams in an
  * order only the whole run settles: TC_PART_WHOLE there.
  */
-struct ham2_prep {
-	struct ham2_prep *next;
-	struct tc_shape shape;
-	struct tc_gossip_prep *prep; /* NULL: no decomposition (err TC_PART_WHOLE) or refused */
-	int err;
-	const char *why;
-};
+static struct tc_gossip_prep_cache ham2_preps = TC_GOSSIP_PREP_CACHE_INIT;
 
-static struct ham2_prep *ham2_prep_head; /* protected by ham2_lock; entries never freed or changed */
+static int ham2_prepare_odd(const struct tc_shape *shape, struct tc_gossip_prep **prep, const char **why)
+{
+	const struct tc_gossip_run r = { .prep = prep };
+	struct tc_gossip_spec spec = {
+		.algo = "gossip-ham2",
+		.cite = "Meyer and Sibeyn, Sec. 2, Theorem 1 with two Hamiltonian cycles from a square-swap decomposition (odd side)",
+		.npackets = 2,
+		.want_cycles = 2,
+	};
+	int err = tc_ham_decomp_run(shape, &spec, &r, why);
+
+	return err == -EOPNOTSUPP ? TC_PART_WHOLE : err; /* the partial cycles: see above */
+}
 
 static int ham2_part_odd(struct tc_part *pt, const char **why)
 {
-	struct ham2_prep *e;
-
-	pthread_mutex_lock(&ham2_lock);
-	for (e = ham2_prep_head; e; e = e->next)
-		if (tc_shape_equal(&e->shape, &pt->shape))
-			break;
-	if (!e) {
-		e = calloc(1, sizeof(*e));
-		if (e) {
-			const struct tc_gossip_run r = { .prep = &e->prep };
-			struct tc_gossip_spec spec = {
-				.algo = "gossip-ham2",
-				.cite = "Meyer and Sibeyn, Sec. 2, Theorem 1 with two Hamiltonian cycles from a square-swap decomposition (odd side)",
-				.npackets = 2,
-				.want_cycles = 2,
-			};
-
-			e->shape = pt->shape;
-			e->err = tc_ham_decomp_run(&pt->shape, &spec, &r, &e->why);
-			if (e->err == -EOPNOTSUPP)
-				e->err = TC_PART_WHOLE; /* the partial cycles: see above */
-			if (e->err == -ENOMEM) {
-				free(e);
-				e = NULL;
-			} else {
-				e->next = ham2_prep_head;
-				ham2_prep_head = e;
-			}
-		}
-	}
-	pthread_mutex_unlock(&ham2_lock);
-	if (!e) {
-		*why = "gossip-ham2: out of memory preparing the cycles";
-		return -ENOMEM;
-	}
-	if (e->err) {
-		*why = e->why;
-		return e->err;
-	}
-	return __tc_gossip_part(e->prep, pt, why);
+	return __tc_gossip_part_cached(&ham2_preps, ham2_prepare_odd, pt, "gossip-ham2: out of memory preparing the cycles",
+				       why);
 }
 
 /*

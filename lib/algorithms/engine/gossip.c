@@ -1588,3 +1588,47 @@ int __tc_gossip_part(struct tc_gossip_prep *x, struct tc_part *p, const char **w
 		*why = "gossip: building the node's part failed";
 	return err;
 }
+
+struct tc_gossip_prep_entry {
+	struct tc_gossip_prep_entry *next;
+	struct tc_shape shape;
+	struct tc_gossip_prep *prep; /* NULL when err */
+	int err;
+	const char *why;
+};
+
+int __tc_gossip_part_cached(struct tc_gossip_prep_cache *c, tc_gossip_prepare_fn prepare, struct tc_part *p,
+			    const char *oom_why, const char **why)
+{
+	struct tc_gossip_prep_entry *e;
+
+	pthread_mutex_lock(&c->lock);
+	for (e = c->head; e; e = e->next)
+		if (tc_shape_equal(&e->shape, &p->shape))
+			break;
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (e) {
+			e->shape = p->shape;
+			e->err = prepare(&p->shape, &e->prep, &e->why);
+			if (e->err == -ENOMEM) {
+				__tc_gossip_prep_free(e->prep);
+				free(e);
+				e = NULL;
+			} else {
+				e->next = c->head;
+				c->head = e;
+			}
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!e) {
+		*why = oom_why;
+		return -ENOMEM;
+	}
+	if (e->err) {
+		*why = e->why;
+		return e->err;
+	}
+	return __tc_gossip_part(e->prep, p, why);
+}

@@ -17,6 +17,8 @@
 #ifndef TC_ALLGATHER_GOSSIP_H
 #define TC_ALLGATHER_GOSSIP_H
 
+#include <pthread.h>
+
 #include "core/part.h"
 #include "core/sched.h"
 
@@ -84,6 +86,24 @@ int __tc_gossip_prepare(const struct tc_shape *shape, const struct tc_gossip_spe
 int __tc_gossip_part(struct tc_gossip_prep *x, struct tc_part *p, const char **why);
 void __tc_gossip_prep_free(struct tc_gossip_prep *x);
 
+/*
+ * A construction's prepared state kept once per shape, for the life of the
+ * process (an algorithm file holds one, TC_GOSSIP_PREP_CACHE_INIT).
+ * __tc_gossip_part_cached finds p's shape in it or calls prepare under the
+ * cache's lock (an answer other than -ENOMEM, refusals and TC_PART_WHOLE
+ * included, is kept with its *why, which must be static), then makes p's
+ * part from it. oom_why: *why when there is no memory for an entry.
+ */
+struct tc_gossip_prep_entry;
+struct tc_gossip_prep_cache {
+	pthread_mutex_t lock;
+	struct tc_gossip_prep_entry *head; /* protected by lock; entries never freed or changed */
+};
+#define TC_GOSSIP_PREP_CACHE_INIT { PTHREAD_MUTEX_INITIALIZER, NULL }
+typedef int (*tc_gossip_prepare_fn)(const struct tc_shape *shape, struct tc_gossip_prep **prep, const char **why);
+int __tc_gossip_part_cached(struct tc_gossip_prep_cache *c, tc_gossip_prepare_fn prepare, struct tc_part *p,
+			    const char *oom_why, const char **why);
+
 /* Where a construction goes once its spec is chosen: built whole (out, info) or prepared for parts (prep). */
 struct tc_gossip_run {
 	struct tc_sched **out;
@@ -102,10 +122,9 @@ int __tc_gossip_run(const struct tc_shape *shape, const struct tc_gossip_spec *s
 int __tc_gossip_send_steps(const struct tc_shape *shape, const struct tc_gossip_spec *spec, uint64_t *steps);
 
 /* gossip-ham1 on a d-D torus, d >= 3 (allgather/gossip_ham1_kd.c); the
- * caller has checked the shape is an all-port torus with sides >= 3. */
-int __tc_gossip_ham1_kd(const struct tc_shape *shape, struct tc_sched **out, const char **why);
-/* The same construction prepared for parts (__tc_gossip_prepare). */
-int __tc_gossip_ham1_kd_prep(const struct tc_shape *shape, struct tc_gossip_prep **prep, const char **why);
+ * caller has checked the shape is an all-port torus with sides >= 3; built
+ * whole or prepared for parts as r says (__tc_gossip_run). */
+int __tc_gossip_ham1_kd_run(const struct tc_shape *shape, const struct tc_gossip_run *r, const char **why);
 /* The same with the engine's report (tests). */
 int __tc_gossip_ham1_kd_info(const struct tc_shape *shape, struct tc_sched **out, const char **why,
 			     struct tc_gossip_info *info);
