@@ -512,15 +512,19 @@ int main(void)
 				check_shape(a, &sh, name, &npoints);
 			}
 		for (size_t k = 0; k < sizeof(more) / sizeof(more[0]); k++) {
-			if (tc_shape_parse(&sh, more[k].dims, more[k].mesh, more[k].one_port))
+			if (tc_shape_parse(&sh, more[k].dims, more[k].mesh, more[k].one_port)) {
+				tap_ok(0, "%s: listed shape %s does not parse", a->name, more[k].dims);
 				continue;
+			}
 			snprintf(name, sizeof(name), "%s%s%s", more[k].dims, more[k].mesh ? " mesh" : "",
 				 more[k].one_port ? " one-port" : "");
 			check_shape(a, &sh, name, &npoints);
 		}
 		for (size_t k = 0; !strcmp(a->name, "gossip-ham1") && k < sizeof(ham1_more) / sizeof(ham1_more[0]); k++) {
-			if (tc_shape_parse(&sh, ham1_more[k].dims, ham1_more[k].mesh, ham1_more[k].one_port))
+			if (tc_shape_parse(&sh, ham1_more[k].dims, ham1_more[k].mesh, ham1_more[k].one_port)) {
+				tap_ok(0, "%s: listed shape %s does not parse", a->name, ham1_more[k].dims);
 				continue;
+			}
 			check_shape(a, &sh, ham1_more[k].dims, &npoints);
 		}
 		tap_ok(npoints > 0 && nwhole < npoints, "%s (%s): part generator checked on %d shapes", a->name,
