@@ -55,13 +55,21 @@ static const struct shape_case more[] = {
 };
 
 /*
- * gossip-ham1's reactor cycles beyond the shapes above: 4-D (sides but one
- * multiples of 4) and a 3-D shape whose walk changes plane by position.
+ * Shapes for one algorithm beyond the shapes above. gossip-ham1's reactor
+ * cycles: 4-D (sides but one multiples of 4) and a 3-D shape whose walk
+ * changes plane by position. allport-kd's ring variants, which its part
+ * generator derives per block (kd_path): split antipodes, Stage 3 first and
+ * later starts (4x8x12), even rings relayed with waits (4x6x10, 6x6x10),
+ * sides of 2 only (2x2x2).
  */
-static const struct shape_case ham1_more[] = {
-	{ "4x4x4x4", 0, 0 },
-	{ "5x4x4x4", 0, 0 },
-	{ "4x6x9", 0, 0 },
+static const struct {
+	const char *algo;
+	struct shape_case sh;
+} algo_more[] = {
+	{ "gossip-ham1", { "4x4x4x4", 0, 0 } }, { "gossip-ham1", { "5x4x4x4", 0, 0 } },
+	{ "gossip-ham1", { "4x6x9", 0, 0 } },	{ "allport-kd", { "4x8x12", 0, 0 } },
+	{ "allport-kd", { "4x6x10", 0, 0 } },	{ "allport-kd", { "6x6x10", 0, 0 } },
+	{ "allport-kd", { "2x2x2", 0, 0 } },
 };
 
 /* Shapes of the current algorithm whose parts its generator leaves to the fallback (TC_PART_WHOLE). */
@@ -520,12 +528,16 @@ int main(void)
 				 more[k].one_port ? " one-port" : "");
 			check_shape(a, &sh, name, &npoints);
 		}
-		for (size_t k = 0; !strcmp(a->name, "gossip-ham1") && k < sizeof(ham1_more) / sizeof(ham1_more[0]); k++) {
-			if (tc_shape_parse(&sh, ham1_more[k].dims, ham1_more[k].mesh, ham1_more[k].one_port)) {
-				tap_ok(0, "%s: listed shape %s does not parse", a->name, ham1_more[k].dims);
+		for (size_t k = 0; k < sizeof(algo_more) / sizeof(algo_more[0]); k++) {
+			const struct shape_case *c = &algo_more[k].sh;
+
+			if (strcmp(a->name, algo_more[k].algo))
+				continue;
+			if (tc_shape_parse(&sh, c->dims, c->mesh, c->one_port)) {
+				tap_ok(0, "%s: listed shape %s does not parse", a->name, c->dims);
 				continue;
 			}
-			check_shape(a, &sh, ham1_more[k].dims, &npoints);
+			check_shape(a, &sh, c->dims, &npoints);
 		}
 		tap_ok(npoints > 0 && nwhole < npoints, "%s (%s): part generator checked on %d shapes", a->name,
 		       tc_coll_str(a->coll), npoints);

@@ -62,6 +62,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,9 @@
 #define KD_STALE 8 /* greedy passes without gain (a walk on the plateau) before giving up */
 #define KD_MAX_L 64 /* sides the odd relay's waits cover (TC_AP_MAX_WAIT) */
 #define KD_SEARCH_MAX_NODES 4096 /* above: the construction, no search (kd_choose) */
+#define KD_CITE \
+	"Liu et al., All-Port Tori, Sec. III (AR) or one-hop relays per dimension, k phases (Liu et al., All-Port Tori, Sec. VI: future work)"
+#define KD_CLAIMS (TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST)
 
 struct kd {
 	const struct tc_shape *sh;
@@ -890,9 +894,7 @@ static int build_kd(const struct tc_shape *shape, struct kd *g, struct tc_sched 
 	err = -ENOMEM;
 	for (int d = 0; d < shape->ndims; d++)
 		stride[d] = 1;
-	s = tc_sched_new(shape, TC_ALLTOALL, "allport-kd",
-			 "Liu et al., All-Port Tori, Sec. III (AR) or one-hop relays per dimension, k phases (Liu et al., All-Port Tori, Sec. VI: future work)",
-			 TC_CLAIM_CONTENTION_FREE | TC_CLAIM_SHORTEST);
+	s = tc_sched_new(shape, TC_ALLTOALL, "allport-kd", KD_CITE, KD_CLAIMS);
 	if (!s)
 		goto out;
 	/* As AT2 (Liu et al., All-Port Tori, Sec. IV-D): a rearrangement at the start of each phase. */
@@ -972,10 +974,418 @@ static void period(const struct tc_shape *sh, int *mod)
 		mod[d] = sh->dims[d] % 2 ? 1 : 2;
 }
 
-/* Node n's part, from the blocks of one cell of at most 2^k sources (core/part_sym.c). */
+/*
+ * Node n's part, generated for n alone. In phase i a block of offset o
+ * (its destination minus its origin) travels dimension d = order[choice[o]][i]
+ * by o's coordinate d, from the node it reached in the earlier phases, and
+ * what the engine does with it there (engine/allport.h) depends only on o
+ * (its ring offset, its tie half kd_tie, its relay wait kd_wait) and on the
+ * parity of the ring position it starts from: not on the other blocks. So
+ * each (phase, dimension, ring offset, tie half) gives one path per starting
+ * parity, a list of hops (step, position from the start, hop), kd_path();
+ * node n sends a block of that group in a hop exactly when the block started
+ * the phase |from| positions behind n on its ring, and receives one when it
+ * started |from + hop| behind. The orders, ties, waits and step layout are
+ * the shape's (kd_setup, O(P), built once and cached); node n then visits
+ * each group once per hop and each of its blocks once per message that
+ * carries it: time and memory proportional to n's traffic, where the cell
+ * of 2^k sources (core/part_sym.c) cost 16x that on 24x23x24x2x3x2 (20 s,
+ * 826 MiB). tests/unit/test_part.c compares it with the whole schedule's cut.
+ */
+struct kd_hop {
+	int tt;	  /* step of the ring, from the ring's first step in the phase */
+	int from; /* position the hop leaves, relative to the block's start */
+	int hop;  /* signed hops */
+};
+
+#define KD_PATH_MAX (KD_MAX_L + 2)
+
+struct kd_plan {
+	struct tc_shape shape;
+	struct kd *g; /* orders, per phase starts, splits, swaps, relays and waits */
+	int err;
+	const char *why;
+	uint8_t *tie; /* per phase i and offset o: kd_tie's half, [i * P + o] */
+	unsigned int relay[TC_MAX_DIMS]; /* per phase: relayed rings (odd ones too) */
+	int base[TC_MAX_DIMS];		 /* per phase: its first raw step */
+	uint32_t nraw, nsteps;
+	uint32_t *remap; /* raw step -> the schedule's step (empty steps removed), UINT32_MAX empty */
+	/* the offsets that travel d in phase i by ring offset r with tie half t:
+	 * grp[grp_first[key] .. grp_first[key + 1]), key ((i * k + d) * maxL + r) * 2 + t */
+	uint32_t *grp_first, *grp;
+	uint64_t used;
+};
+
+static size_t kd_key(const struct kd *g, int i, int d, int r, int t)
+{
+	return (((size_t)i * g->k + d) * g->maxL + r) * 2 + t;
+}
+
+/*
+ * The hops of a block of phase i on dimension d, at ring offset r (0 < r <
+ * L, as kd_dim's index) with tie half tie, from a node of ring parity px:
+ * what tc_ap_phase (engine/allport.c) does with it. The count, or -EPROTO
+ * when it would not arrive within its stage (the engine fails then too).
+ */
+static int kd_path(const struct kd *g, int i, int d, int r, int tie, int px, const unsigned int *relay,
+		   struct kd_hop *h)
+{
+	const int L = g->sh->dims[d];
+	int e = 2 * r > L ? r - L : r, n = 0, pos = 0, s;
+
+	if ((relay[i] >> d) & 1) {
+		/* ap_file_relay: an even ring's antipode goes - when its half differs from the node's parity */
+		int w;
+
+		if (2 * e == L && (tie ^ px))
+			e = -e;
+		w = kd_delay((struct kd *)g, i, d)[(e + L) % L];
+		s = e > 0 ? 1 : -1;
+		for (int j = 0; j < abs(e); j++)
+			h[n++] = (struct kd_hop){ w + j, s * j, s };
+		return n;
+	}
+	{
+		const int split = (g->split[i] >> d) & 1, swap = (g->swap[i] >> d) & 1;
+		const int len = L / 2 + split, n2 = swap ? len - 1 - L / 4 : L / 4;
+		int prim = px ? -1 : 1, first, last;
+
+		/* ap_stage1's ties */
+		if (2 * e == L && L % 4 == 0)
+			e = split && tie ? -prim * e : prim * e;
+		else if (2 * e == L)
+			e = (px ^ tie) ? e : -e;
+		if (e & 1) { /* Stage 1: one hop, onto the other parity */
+			s = e > 0 ? 1 : -1;
+			h[n++] = (struct kd_hop){ 0, 0, s };
+			pos = s;
+			e -= s;
+			prim = -prim;
+			if (!e)
+				return n;
+		}
+		/* the primary list runs in Stage 2 (first, unless swapped), the secondary in Stage 3 */
+		first = ((e > 0) == (prim > 0)) != swap ? 1 : n2 + 1;
+		last = first == 1 ? n2 : len - 1;
+		s = e > 0 ? 2 : -2;
+		if (first + abs(e) / 2 - 1 > last)
+			return -EPROTO;
+		for (int j = 0; j < abs(e) / 2; j++)
+			h[n++] = (struct kd_hop){ first + j, pos + s * j, s };
+		return n;
+	}
+}
+
+static void kd_plan_clear(struct kd_plan *pl)
+{
+	if (pl->g) {
+		kd_free(pl->g);
+		free(pl->g);
+	}
+	free(pl->tie);
+	free(pl->remap);
+	free(pl->grp_first);
+	free(pl->grp);
+	memset(pl, 0, sizeof(*pl));
+}
+
+/* The shape's orders, ties, groups and steps; 0 or -errno with pl->why. */
+static int kd_plan_build(struct kd_plan *pl, const struct tc_shape *shape)
+{
+	struct kd_hop h[KD_PATH_MAX];
+	struct kd *g;
+	const int P = shape->nodes;
+	size_t nkeys;
+	uint8_t *mark = NULL;
+	int err;
+
+	pl->shape = *shape;
+	g = pl->g = calloc(1, sizeof(*g));
+	if (!g)
+		goto nomem;
+	g->sh = &pl->shape;
+	g->k = shape->ndims;
+	err = kd_setup(&pl->shape, g, &pl->why);
+	if (err)
+		return err;
+	nkeys = kd_key(g, g->k - 1, g->k - 1, g->maxL - 1, 1) + 1;
+	pl->tie = malloc((size_t)g->k * P);
+	pl->grp_first = calloc(nkeys + 1, sizeof(*pl->grp_first));
+	pl->grp = malloc((size_t)g->k * P * sizeof(*pl->grp));
+	if (!pl->tie || !pl->grp_first || !pl->grp)
+		goto nomem;
+	for (g->phase = 0; g->phase < g->k; g->phase++) {
+		int i = g->phase;
+
+		kd_ties(g);
+		pl->relay[i] = g->relay[i];
+		for (int d = 0; d < g->k; d++)
+			if (shape->dims[d] % 2)
+				pl->relay[i] |= 1u << d;
+		for (int o = 0; o < P; o++) {
+			int d = g->order[g->choice[o]][i], r = g->off[(size_t)o * g->k + d];
+
+			pl->tie[(size_t)i * P + o] = g->tie_rank[o] & 1;
+			if (r)
+				pl->grp_first[kd_key(g, i, d, r, g->tie_rank[o] & 1) + 1]++;
+		}
+	}
+	for (size_t x = 0; x < nkeys; x++)
+		pl->grp_first[x + 1] += pl->grp_first[x];
+	{
+		uint32_t *fill = malloc(nkeys * sizeof(*fill));
+
+		if (!fill)
+			goto nomem;
+		memcpy(fill, pl->grp_first, nkeys * sizeof(*fill));
+		for (int i = 0; i < g->k; i++)
+			for (int o = 0; o < P; o++) {
+				int d = g->order[g->choice[o]][i], r = g->off[(size_t)o * g->k + d];
+
+				if (r)
+					pl->grp[fill[kd_key(g, i, d, r, pl->tie[(size_t)i * P + o])]++] = (uint32_t)o;
+			}
+		free(fill);
+	}
+	/* the phases' steps as ap_phase_setup lays them out, relays stretched to their last arrival */
+	for (int i = 0; i < g->k; i++) {
+		int steps = 0;
+
+		pl->base[i] = (int)pl->nraw;
+		for (int d = 0; d < g->k; d++) {
+			int L = shape->dims[d], len = L / 2 + ((g->split[i] >> d) & 1);
+
+			for (int r = 1; r < L && (pl->relay[i] >> d) & 1; r++)
+				for (int t = 0; t < 2; t++)
+					for (int px = 0; px < 2; px++) {
+						int nh;
+
+						if (pl->grp_first[kd_key(g, i, d, r, t)] == pl->grp_first[kd_key(g, i, d, r, t) + 1])
+							continue;
+						nh = kd_path(g, i, d, r, t, px, pl->relay, h);
+						if (nh > 0 && h[nh - 1].tt + 1 > len)
+							len = h[nh - 1].tt + 1;
+					}
+			if (g->start[i][d] + len > steps)
+				steps = g->start[i][d] + len;
+		}
+		pl->nraw += (uint32_t)steps;
+	}
+	/* the steps some block moves in: the others are dropped, as tc_sched_done drops them */
+	mark = calloc(pl->nraw + 1, 1);
+	pl->remap = malloc((pl->nraw + 1) * sizeof(*pl->remap));
+	if (!mark || !pl->remap)
+		goto nomem;
+	for (int i = 0; i < g->k; i++)
+		for (int d = 0; d < g->k; d++)
+			for (int r = 1; r < shape->dims[d]; r++)
+				for (int t = 0; t < 2; t++)
+					for (int px = 0; px < 2; px++) {
+						int nh;
+
+						if (pl->grp_first[kd_key(g, i, d, r, t)] == pl->grp_first[kd_key(g, i, d, r, t) + 1])
+							continue;
+						nh = kd_path(g, i, d, r, t, px, pl->relay, h);
+						if (nh < 0) {
+							free(mark);
+							pl->why = "allport-kd: a block does not arrive within its ring's steps";
+							return -EPROTO;
+						}
+						for (int j = 0; j < nh; j++)
+							mark[pl->base[i] + g->start[i][d] + h[j].tt] = 1;
+					}
+	for (uint32_t x = 0; x < pl->nraw; x++)
+		pl->remap[x] = mark[x] ? pl->nsteps++ : UINT32_MAX;
+	free(mark);
+	return 0;
+nomem:
+	free(mark);
+	pl->why = "allport-kd: out of memory for the shape's part plan";
+	return -ENOMEM;
+}
+
+static pthread_mutex_t kd_plan_lock = PTHREAD_MUTEX_INITIALIZER;
+#define KD_PLANS 2
+static struct kd_plan kd_plans[KD_PLANS]; /* protected by kd_plan_lock */
+static uint64_t kd_plan_clock;		  /* protected by kd_plan_lock */
+
+/* The cached plan of shape; kd_plan_lock held. */
+static struct kd_plan *kd_plan_get(const struct tc_shape *shape)
+{
+	struct kd_plan *pl, *victim = &kd_plans[0];
+
+	for (int i = 0; i < KD_PLANS; i++) {
+		pl = &kd_plans[i];
+		if (pl->used && tc_shape_equal(&pl->shape, shape)) {
+			pl->used = ++kd_plan_clock;
+			return pl;
+		}
+		if (pl->used < victim->used)
+			victim = pl;
+	}
+	pl = victim;
+	kd_plan_clear(pl);
+	pl->err = kd_plan_build(pl, shape);
+	if (pl->err && pl->g) {
+		kd_free(pl->g);
+		free(pl->g);
+		pl->g = NULL;
+	}
+	pl->used = ++kd_plan_clock;
+	return pl;
+}
+
+/* Node n's messages: one per (step, dimension, direction, send or receive). */
+struct kd_box {
+	struct tc_blk *v;
+	uint32_t n, cap;
+	int hop;
+};
+
+/* Append the blocks of group grp[lo..hi) that start phase i at x (n's coordinates, d's set to xd). */
+static int kd_emit(const struct kd_plan *pl, int i, int d, int xd, const int *nc, uint32_t lo, uint32_t hi,
+		   struct kd_box *box)
+{
+	const struct kd *g = pl->g;
+	const struct tc_shape *sh = &pl->shape;
+	const int k = g->k;
+
+	if (tc_grow((void **)&box->v, &box->cap, box->n + (hi - lo), sizeof(*box->v), 64))
+		return -ENOMEM;
+	for (uint32_t j = lo; j < hi; j++) {
+		uint32_t o = pl->grp[j];
+		const int *off = &g->off[(size_t)o * k], *ord = g->order[g->choice[o]];
+		int oc[TC_MAX_DIMS], a = 0, b = 0;
+
+		for (int c = 0; c < k; c++)
+			oc[c] = c == d ? xd : nc[c];
+		for (int q = 0; q < i; q++) /* back over the dimensions travelled in the earlier phases */
+			oc[ord[q]] -= off[ord[q]];
+		for (int c = 0; c < k; c++) {
+			int n = sh->dims[c], ov = oc[c] < 0 ? oc[c] + n : oc[c], tv = ov + off[c];
+
+			a = a * n + ov;
+			b = b * n + (tv >= n ? tv - n : tv);
+		}
+		box->v[box->n].a = a;
+		box->v[box->n].b = b;
+		box->n++;
+	}
+	return 0;
+}
+
+static int kd_part_gen(const struct kd_plan *pl, struct tc_part *p, struct kd_box *box, size_t nbox)
+{
+	const struct kd *g = pl->g;
+	const struct tc_shape *sh = &pl->shape;
+	const int k = g->k, n = p->node, peer = tc_part_only_peer(p);
+	const int64_t only = tc_part_only_step(p);
+	struct kd_hop h[KD_PATH_MAX];
+	int nc[TC_MAX_DIMS], err = 0;
+
+	tc_shape_coords(sh, n, nc);
+	for (int i = 0; i < k && !err; i++)
+		for (int d = 0; d < k && !err; d++) {
+			const int L = sh->dims[d];
+
+			for (int r = 1; r < L && !err; r++)
+				for (int t = 0; t < 2 && !err; t++) {
+					size_t key = kd_key(g, i, d, r, t);
+					uint32_t lo = pl->grp_first[key], hi = pl->grp_first[key + 1];
+
+					for (int px = 0; px < 2 - L % 2 && lo < hi && !err; px++) {
+						int nh = kd_path(g, i, d, r, t, px, pl->relay, h);
+
+						if (nh < 0)
+							return nh;
+						for (int j = 0; j < nh && !err; j++) {
+							uint32_t st = pl->remap[pl->base[i] + g->start[i][d] + h[j].tt];
+							int xs = ((nc[d] - h[j].from) % L + L) % L;
+							int xr = ((nc[d] - h[j].from - h[j].hop) % L + L) % L;
+							size_t bx = (((size_t)st * k + d) * 2 + (h[j].hop > 0)) * 2;
+
+							if (only >= 0 && (int64_t)st != only)
+								continue;
+							if (bx + 1 >= nbox)
+								return -EPROTO;
+							if (only >= 0) {
+								int pc[TC_MAX_DIMS];
+
+								memcpy(pc, nc, sizeof(pc));
+								pc[d] += h[j].hop;
+								if (tc_shape_node(sh, pc) != peer)
+									continue;
+							}
+							/* n sends it when it started at xs (of parity px), receives it when at xr */
+							if (L % 2 || (xs & 1) == px) {
+								if (box[bx].n && box[bx].hop != h[j].hop)
+									return -EPROTO;
+								box[bx].hop = h[j].hop;
+								err = kd_emit(pl, i, d, xs, nc, lo, hi, &box[bx]);
+							}
+							if (!err && only < 0 && (L % 2 || (xr & 1) == px)) {
+								if (box[bx + 1].n && box[bx + 1].hop != h[j].hop)
+									return -EPROTO;
+								box[bx + 1].hop = h[j].hop;
+								err = kd_emit(pl, i, d, xr, nc, lo, hi, &box[bx + 1]);
+							}
+						}
+					}
+				}
+		}
+	/* the messages in step order, each box one message */
+	for (size_t bx = 0; bx < nbox && !err; bx++) {
+		int8_t route[TC_MAX_DIMS] = { 0 };
+		int d = (int)(bx / 4 % k), other;
+
+		if (!box[bx].n)
+			continue;
+		route[d] = (int8_t)(bx % 2 ? -box[bx].hop : box[bx].hop);
+		other = tc_shape_walk(sh, n, route);
+		route[d] = (int8_t)box[bx].hop;
+		err = tc_part_at(p, (uint32_t)(bx / 4 / k));
+		if (!err)
+			err = bx % 2 ? tc_part_msg(p, other, n, route) : tc_part_msg(p, n, other, route);
+		for (uint32_t j = 0; j < box[bx].n && !err; j++)
+			err = tc_part_blk(p, box[bx].v[j].a, box[bx].v[j].b);
+	}
+	return err;
+}
+
 static int part(struct tc_part *p, const char **why)
 {
-	return tc_part_translate(p, &tc_algo_allport_kd, why);
+	struct kd_box *box = NULL;
+	struct kd_plan *pl;
+	size_t nbox = 0;
+	uint32_t nsteps = 0;
+	int err;
+
+	pthread_mutex_lock(&kd_plan_lock);
+	pl = kd_plan_get(&p->shape);
+	err = pl->err;
+	if (err) {
+		*why = pl->why;
+	} else {
+		nsteps = pl->nsteps;
+		nbox = (size_t)nsteps * pl->g->k * 4;
+		box = calloc(nbox + 1, sizeof(*box));
+		err = box ? kd_part_gen(pl, p, box, nbox) : -ENOMEM;
+		if (err)
+			*why = err == -ENOMEM ? "allport-kd: out of memory building the node's part" :
+						"allport-kd: internal error building the node's part";
+	}
+	pthread_mutex_unlock(&kd_plan_lock);
+	for (size_t bx = 0; box && bx < nbox; bx++)
+		free(box[bx].v);
+	free(box);
+	if (err)
+		return err;
+	p->cite = KD_CITE;
+	p->claims = KD_CLAIMS;
+	err = tc_part_finish(p, nsteps);
+	if (err)
+		*why = "allport-kd: the node's part failed its checks";
+	return err;
 }
 
 const struct tc_algo tc_algo_allport_kd = {
