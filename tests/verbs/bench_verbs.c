@@ -142,10 +142,12 @@ int main(int argc, char **argv)
 				}
 				ret = ret ? ret : tc_barrier(comm);
 				perf_ctl(me, "enable");
+				bench_mark(me, "begin", c ? "allgather" : "alltoall", al[a], m, iters);
 				t0 = now_us();
 				for (int i = 0; i < iters && !ret; i++)
 					ret = id == TC_ALLTOALL ? tc_alltoall(comm, sb, rb, m) : tc_allgather(comm, sb, rb, m);
 				t = (now_us() - t0) / iters;
+				bench_mark(me, "end", c ? "allgather" : "alltoall", al[a], m, iters);
 				perf_ctl(me, "disable");
 				if (!ret)
 					ret = tc_allreduce(comm, &t, &tmax, 1, TC_DOUBLE, TC_MAX);

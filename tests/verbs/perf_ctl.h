@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
  * BENCH_PERF_CTL names the control fifo of a `perf record -D -1 --control
@@ -27,6 +28,21 @@ static inline void perf_ctl(int me, const char *cmd)
 			buf[0] = 0;
 		fclose(f);
 	}
+}
+
+/*
+ * BENCH_MARKS=1: rank 0 writes a line on stderr just before and after the
+ * timed iterations, so a trace the library writes there (TC_VERBS_TRACE)
+ * can be cut to those calls (tests/cluster/profile).
+ */
+static inline void bench_mark(int me, const char *what, const char *coll, const char *algo, size_t m, int iters)
+{
+	const char *env = getenv("BENCH_MARKS");
+
+	if (me || !env || strcmp(env, "1"))
+		return;
+	fprintf(stderr, "# bench %s: %s %s m=%zu iters %d\n", what, coll, algo, m, iters);
+	fflush(stderr);
 }
 
 #endif

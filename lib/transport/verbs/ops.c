@@ -227,6 +227,27 @@ static int tc_vb_spin_env(struct tc_vb *vb)
 	return 0;
 }
 
+/* TC_VERBS_TRACE=RANK or "all": whether this rank traces its steps. */
+static int tc_vb_trace_env(struct tc_vb *vb)
+{
+	const char *env = getenv("TC_VERBS_TRACE");
+	unsigned int u;
+	int ret;
+
+	if (!env || !*env)
+		return 0;
+	if (!strcmp(env, "all")) {
+		vb->trace = 1;
+		return 0;
+	}
+	ret = tc_parse_uint("TC_VERBS_TRACE", env, &u);
+	if (ret)
+		return ret;
+	vb->trace = u == (unsigned int)vb->rank;
+	return 0;
+}
+
+
 /* More ranks of this job on this host (same host name) than CPUs online? */
 static int tc_vb_oversubscribed(const struct tc_vb *vb, const struct tc_vb_card *all)
 {
@@ -267,6 +288,8 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 		ret = tc_vb_eager_env(vb);
 	if (!ret)
 		ret = tc_vb_spin_env(vb);
+	if (!ret)
+		ret = tc_vb_trace_env(vb);
 	if (ret)
 		goto err_free;
 	vb->peers = calloc(vb->size, sizeof(*vb->peers));
@@ -479,7 +502,7 @@ int tc_vb_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
 				      (unsigned long long)xf->segs[0].offset, (unsigned long long)xf->segs[0].length,
 				      vb->buf_bytes);
 		*r = (struct tc_vb_rec){ .op = xf->op, .peer = xf->peer, .tag = xf->tag, .off = xf->segs[0].offset,
-					 .len = xf->segs[0].length };
+					 .len = xf->segs[0].length, .t_post = vb->trace ? tc_vb_now_ns() : 0 };
 		vb->nrecs++;
 		pe = &vb->peers[xf->peer];
 		if (pe->state == TC_VB_FAILED) {
@@ -559,6 +582,82 @@ static void tc_vb_fill_err(struct tc_vb *vb, const struct tc_vb_rec *r, int stat
 	tc_err(status, "transport verbs: node %d (%s)", r->peer, vb->what);
 }
 
+/* TC_VERBS_TRACE: stamp the records of [from, to) seen done since the last turn. */
+static void tc_vb_trace_stamp(struct tc_vb *vb, uint32_t from, uint32_t to)
+{
+	uint64_t now = 0;
+
+	for (uint32_t i = from; i < to; i++)
+		if (vb->recs[i].done && !vb->recs[i].t_done) {
+			if (!now)
+				now = tc_vb_now_ns();
+			vb->recs[i].t_done = now;
+		}
+}
+
+/*
+ * TC_VERBS_TRACE: one line on stderr for the step whose records are
+ * [from, to): how long the process took before it (since the last one
+ * ended: packing, unpacking, choosing), its span from the first post to the
+ * last completion, and by kind of transfer when the last one ended (us after
+ * the first post) and the longest delays: a receive's RTR held back in its
+ * peer's queue (no credit or send slot), a rendezvous send's wait for its
+ * RTR and its write, an eager send's time queued. The completions are
+ * stamped when a turn of waiting sees them, so a sleep rounds them up.
+ */
+static void tc_vb_trace_line(struct tc_vb *vb, uint32_t from, uint32_t to)
+{
+	uint64_t t0 = UINT64_MAX, end = 0, now = tc_vb_now_ns();
+	/* [0] eager receives, [1] rendezvous receives, [2] eager sends, [3] rendezvous sends */
+	uint32_t n[4] = { 0 };
+	double last[4] = { 0 }, held[4] = { 0 }, rtr_first = -1, rtr_last = 0, write_max = 0;
+
+	tc_vb_trace_stamp(vb, from, to);
+	for (uint32_t i = from; i < to; i++)
+		if (vb->recs[i].t_post < t0)
+			t0 = vb->recs[i].t_post;
+	for (uint32_t i = from; i < to; i++) {
+		const struct tc_vb_rec *r = &vb->recs[i];
+		int k = (r->op == TC_XFER_SEND) * 2 + (r->len > vb->eager);
+		uint64_t done = r->t_done ? r->t_done : now;
+
+		n[k]++;
+		if (done > end)
+			end = done;
+		if ((done - t0) / 1e3 > last[k])
+			last[k] = (done - t0) / 1e3;
+		if (k == 3 && r->t_match) {
+			double at = (r->t_match - t0) / 1e3;
+
+			if (rtr_first < 0 || at < rtr_first)
+				rtr_first = at;
+			if (at > rtr_last)
+				rtr_last = at;
+			if (r->t_issue && (r->t_issue - r->t_match) / 1e3 > held[3])
+				held[3] = (r->t_issue - r->t_match) / 1e3;
+			if (r->t_issue && (done - r->t_issue) / 1e3 > write_max)
+				write_max = (done - r->t_issue) / 1e3;
+		} else if (k != 0 && k != 3 && r->t_issue && (r->t_issue - r->t_post) / 1e3 > held[k]) {
+			held[k] = (r->t_issue - r->t_post) / 1e3;
+		}
+	}
+	if (t0 == UINT64_MAX)
+		return;
+	fprintf(stderr, "libtoruscoll: verbs trace rank %d: step %u: %u transfers, %.0f us of process before it, "
+		"%.0f us from first post to last completion; eager receives %u (last done at %.0f us), "
+		"rendezvous receives %u (RTR held %.0f us at most, last done at %.0f us), eager sends %u "
+		"(held %.0f us at most, last done at %.0f us), rendezvous sends %u (RTRs arrived at %.0f..%.0f us, "
+		"write held %.0f us and took %.0f us at most, last done at %.0f us); %llu sleeps, %llu turns starved "
+		"of credits\n", vb->rank, vb->trace_seq++, to - from,
+		vb->trace_end && t0 > vb->trace_end ? (t0 - vb->trace_end) / 1e3 : 0.0, (end - t0) / 1e3, n[0], last[0],
+		n[1], held[1], last[1], n[2], held[2], last[2], n[3], rtr_first < 0 ? 0 : rtr_first, rtr_last, held[3],
+		write_max, last[3], (unsigned long long)(vb->n_sleeps - vb->trace_sleeps),
+		(unsigned long long)(vb->n_starved - vb->trace_starved));
+	vb->trace_end = now;
+	vb->trace_sleeps = vb->n_sleeps;
+	vb->trace_starved = vb->n_starved;
+}
+
 
 int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_err *err)
 {
@@ -593,8 +692,11 @@ int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_
 		 * but not while credits are awaited: their write wakes no one */
 		if (tc_vb_progress(vb)) {
 			idle_from = left;
+			if (vb->trace)
+				tc_vb_trace_stamp(vb, vb->nreaped, vb->nrecs);
 			continue;
 		}
+		vb->n_starved += vb->starved;
 		if (idle_from - left < vb->spin_ns || vb->starved) {
 			if (vb->spin_yield)
 				sched_yield(); /* oversubscribed: let the ranks we wait for run */
@@ -602,6 +704,8 @@ int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_
 		}
 		tc_vb_block(vb, left / 1000000 + 1 < 100 ? (int)(left / 1000000 + 1) : 100);
 	}
+	if (vb->trace)
+		tc_vb_trace_line(vb, vb->nreaped, vb->nrecs);
 	vb->nreaped += n;
 	if (vb->nreaped == vb->nrecs) {
 		/* every transfer posted has finished: records can be reused */

@@ -223,6 +223,8 @@ static int tc_vb_issue(struct tc_vb *vb, int rank, const struct tc_vb_op *op)
 	struct tc_vb_rec *r = &vb->recs[op->rec];
 	int ret;
 
+	if (vb->trace)
+		r->t_issue = tc_vb_now_ns();
 	if (op->kind == TC_VB_OP_RTR) {
 		struct tc_vb_msg m = {
 			.type = TC_VB_MSG_RTR,
@@ -403,6 +405,8 @@ int tc_vb_match(struct tc_vb *vb, uint32_t rec, const struct tc_vb_rtr *t)
 	struct tc_vb_rec *r = &vb->recs[rec];
 
 	r->matched = 1;
+	if (vb->trace)
+		r->t_match = tc_vb_now_ns();
 	r->raddr = t->addr;
 	r->rkey = t->rkey;
 	r->rid = t->rid;

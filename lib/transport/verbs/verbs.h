@@ -231,6 +231,10 @@ struct tc_vb_rec {
 	uint64_t tag, off, len;
 	uint64_t raddr;
 	uint32_t rkey, rid;
+	/* TC_VERBS_TRACE only (else 0), CLOCK_MONOTONIC ns: posted by the
+	 * executor; its RTR, eager message or write handed to the QP; a
+	 * send's RTR arrived; seen done (stamped by the wait that saw it) */
+	uint64_t t_post, t_issue, t_match, t_done;
 };
 
 struct tc_vb {
@@ -276,7 +280,21 @@ struct tc_vb {
 	int64_t spin_ns;    /* busy-poll this long after the last event (TC_VERBS_SPIN_US) */
 	/* what waiting did, for TC_VERBS_STATS (printed by close) */
 	uint64_t n_progress, n_cm_reads, n_sleeps, n_inline;
+	/* TC_VERBS_TRACE: this rank prints a line per step */
+	uint8_t trace;
+	uint32_t trace_seq;	 /* steps traced so far */
+	uint64_t trace_end;	 /* when the last one ended (ns) */
+	uint64_t trace_sleeps, trace_starved; /* n_sleeps, starved turns at its end */
+	uint64_t n_starved;	 /* turns that found a queued operation waiting for a credit write */
 };
+
+static inline uint64_t tc_vb_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static inline struct tc_vb *to_vb(struct tc_tp *tp)
 {
