@@ -224,6 +224,11 @@ struct tc_cost_state {
 	uint32_t *nmsg_node;			/* TC_COST_HOST: a step's messages per node, 0 between steps */
 	uint32_t *nsend, *nrecv;		/* TC_COST_DIRECT with ts_cap: the step's sends and
 						 * receives per node so far */
+	/* tc_cost_cell: the steps handed over hold the messages of one cell's
+	 * nodes, each standing for its translates by multiples of mod[] */
+	int cell;
+	int mod[TC_MAX_DIMS];
+	double mult; /* nodes per node of the cell */
 };
 
 static void cost_free(struct tc_cost_state *c)
@@ -295,6 +300,38 @@ int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, cons
 	return 0;
 }
 
+int tc_cost_cell(struct tc_cost_state *c, const int *mod)
+{
+	int cell = 1;
+
+	if (c->engines || (c->p.flags & TC_COST_DIRECT))
+		return tc_err(-EOPNOTSUPP, "%s: priced from a cell only with routers and all-port nodes", c->algo);
+	for (int d = 0; d < c->shape.ndims; d++) {
+		if (mod[d] < 1 || c->shape.dims[d] % mod[d] ||
+		    (mod[d] != c->shape.dims[d] && !(c->shape.wrap_mask & (1u << d))))
+			return tc_err(-EINVAL, "%s: tc_cost_cell: period %d on side %d", c->algo, mod[d],
+				      c->shape.dims[d]);
+		c->mod[d] = mod[d];
+		cell *= mod[d];
+	}
+	c->cell = 1;
+	c->mult = (double)(c->shape.nodes / cell);
+	return 0;
+}
+
+/* The node whose state stands for n's: itself, or with tc_cost_cell its cell node. */
+static uint32_t cost_node(const struct tc_cost_state *c, uint32_t n)
+{
+	int x[TC_MAX_DIMS];
+
+	if (!c->cell)
+		return n;
+	tc_shape_coords(&c->shape, (int)n, x);
+	for (int d = 0; d < c->shape.ndims; d++)
+		x[d] %= c->mod[d];
+	return (uint32_t)tc_shape_node(&c->shape, x);
+}
+
 /*
  * When message msg can start, per column, into end[]: once its sender has
  * finished its earlier steps (and its receiver, unless TC_COST_SENDER_START),
@@ -338,14 +375,18 @@ static void cost_host_step(struct tc_cost_state *c, const struct tc_step_view *s
 	for (uint32_t i = 0; i < sv->nmsgs; i++) {
 		blocks += sv->msgs[i].nblk / c->np;
 		cnt[sv->msgs[i].src]++;
-		cnt[sv->msgs[i].dst]++;
+		cnt[cost_node(c, sv->msgs[i].dst)]++;
 	}
 	for (uint32_t i = 0; i < sv->nmsgs; i++) {
+		uint32_t dst = cost_node(c, sv->msgs[i].dst);
+
 		busiest = cnt[sv->msgs[i].src] > busiest ? cnt[sv->msgs[i].src] : busiest;
-		busiest = cnt[sv->msgs[i].dst] > busiest ? cnt[sv->msgs[i].dst] : busiest;
+		busiest = cnt[dst] > busiest ? cnt[dst] : busiest;
 	}
 	for (uint32_t i = 0; i < sv->nmsgs; i++)
-		cnt[sv->msgs[i].src] = cnt[sv->msgs[i].dst] = 0;
+		cnt[sv->msgs[i].src] = cnt[cost_node(c, sv->msgs[i].dst)] = 0;
+	if (c->cell) /* every message of the cell stands for mult of the whole step */
+		blocks *= c->mult;
 	for (int k = 0; k < c->nsizes; k++)
 		c->host_us[k] += c->p.ts_us + log2(busiest) * c->p.msg_us +
 				 blocks * (double)c->sizes[k] * c->p.tw_us_per_byte;
@@ -417,11 +458,24 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 	for (uint32_t i = 0; c->nsend && i < sv->nmsgs; i++)
 		c->nsend[sv->msgs[i].src] = c->nrecv[sv->msgs[i].dst] = 0;
 	for (uint32_t i = 0; i < sv->nmsgs; i++) {
-		const struct tc_msg *msg = &sv->msgs[i];
+		struct tc_msg cm = sv->msgs[i];
+		const struct tc_msg *msg = &cm;
 		const double b = msg->nblk / np;
 		double *end = &c->dur_end[(size_t)i * NCP];
 		int nl = tc_msg_links(&c->shape, msg, links);
 		int held = direct ? 0 : nl; /* direct: no torus link, no hop */
+
+		if (c->cell) {
+			/* the cell's nodes stand for their translates: ends and links by their cell node */
+			const uint32_t ports = 2 * (uint32_t)c->shape.ndims;
+
+			if (cm.src < 0 || cost_node(c, (uint32_t)cm.src) != (uint32_t)cm.src)
+				return tc_err(-EINVAL, "%s: tc_cost_cell: step %u: sender %d is not a node of the cell",
+					      c->algo, cm.step, cm.src);
+			cm.dst = (int)cost_node(c, cm.dst);
+			for (int l = 0; l < nl; l++)
+				links[l] = cost_node(c, links[l] / ports) * ports + links[l] % ports;
+		}
 
 		dur[0] = b;
 		dur[1] = 1;
@@ -450,24 +504,24 @@ int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *sv)
 		cost_host_step(c, sv);
 	/* done(n, s) = max(done(n, s-1), ends of n's step-s messages) */
 	for (uint32_t i = 0; i < sv->nmsgs; i++) {
-		const struct tc_msg *msg = &sv->msgs[i];
+		const size_t src = (size_t)sv->msgs[i].src, dst = cost_node(c, sv->msgs[i].dst);
 		const double *end = &c->dur_end[(size_t)i * NCP];
 
 		for (int k = 0; k < NCP; k++) {
-			if (end[k] > c->next[msg->src * NCP + k])
-				c->next[msg->src * NCP + k] = end[k];
-			if (end[k] > c->next[msg->dst * NCP + k])
-				c->next[msg->dst * NCP + k] = end[k];
+			if (end[k] > c->next[src * NCP + k])
+				c->next[src * NCP + k] = end[k];
+			if (end[k] > c->next[dst * NCP + k])
+				c->next[dst * NCP + k] = end[k];
 		}
 	}
 	for (uint32_t i = 0; i < sv->nmsgs; i++) {
-		const struct tc_msg *msg = &sv->msgs[i];
+		const size_t src = (size_t)sv->msgs[i].src, dst = cost_node(c, sv->msgs[i].dst);
 
 		for (int k = 0; k < NCP; k++) {
-			if (c->next[msg->src * NCP + k] > c->done[msg->src * NCP + k])
-				c->done[msg->src * NCP + k] = c->next[msg->src * NCP + k];
-			if (c->next[msg->dst * NCP + k] > c->done[msg->dst * NCP + k])
-				c->done[msg->dst * NCP + k] = c->next[msg->dst * NCP + k];
+			if (c->next[src * NCP + k] > c->done[src * NCP + k])
+				c->done[src * NCP + k] = c->next[src * NCP + k];
+			if (c->next[dst * NCP + k] > c->done[dst * NCP + k])
+				c->done[dst * NCP + k] = c->next[dst * NCP + k];
 		}
 	}
 	return 0;

@@ -148,6 +148,21 @@ struct tc_cost_state;
 int tc_cost_begin(const struct tc_sched *s, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
 		  struct tc_cost_state **out);
 int tc_cost_step(struct tc_cost_state *c, const struct tc_step_view *st);
+/*
+ * After begin: the steps handed over from here hold only the messages sent
+ * by the nodes of one cell {x : x_d < mod[d]} of a schedule that commutes
+ * with the torus translations by multiples of mod[] (mod[d] the whole side
+ * where d does not wrap), each message standing for its translates from
+ * every node of its sender's class. A node's and a link's state is its
+ * cell node's, as it is in the whole schedule; end then gives what the
+ * whole schedule would cost. Exact for schedules whose steps are
+ * contention free (no link serves two messages of one step, so the order
+ * the model takes them in does not matter); -EOPNOTSUPP where a node's
+ * ports serve its messages in order (TC_COST_DIRECT, one-port), -EINVAL
+ * for a period that does not divide its side. A message whose sender is
+ * not a node of the cell is then -EINVAL in tc_cost_step.
+ */
+int tc_cost_cell(struct tc_cost_state *c, const int *mod);
 int tc_cost_end(struct tc_cost_state *c, const struct tc_sched *s, double *time_us, struct tc_cost *out);
 double tc_lower_bound_blocks(const struct tc_shape *shape, enum tc_coll_id coll);
 /*

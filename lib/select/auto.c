@@ -17,12 +17,13 @@
  * bound (struct tc_algo.send_steps: ring, gossip-ham2 with an even side) is
  * priced last, and not at all when another candidate's price is below its
  * bound at both ends of the size class (it then carries the bound, err
- * -EDOM and the reason); a translation-invariant
+ * -EDOM and the reason); one with a price function (bruck, both
+ * collectives; allport-kd from the messages of one cell of nodes) is priced
+ * from its messages without their blocks; another translation-invariant
  * schedule is verified and priced from its cell (core/part_sym.h), one whose
  * nodes send alike up to a translation is priced from the parts of one cell
  * of nodes (core/part_price.h: saad-schultz, bcast-pattern, calvin on a
- * prime side, opt2d on a torus); one with a price function (bruck, both
- * collectives) from its messages without their blocks; any other by a
+ * prime side, opt2d on a torus); any other by a
  * streamed build (built, verified and priced step by step, not kept: only the
  * winner is then built for keeping). The direct algorithms
  * (TC_ALGO_DIRECT_P2: P(P-1) messages) are priced there only from their
@@ -110,17 +111,18 @@ static void price(enum tc_coll_id coll, const struct tc_shape *shape, const stru
 		err = tc_sched_get(coll, a, shape, &s, &why);
 		if (!err)
 			err = tc_cost_eval_sizes(s, p, sizes, n, t, &cost);
+	} else if (a->price && (err = a->price(shape, p, sizes, n, t, &cost, &why)) != -EOPNOTSUPP) {
+		/* the schedule's messages without their blocks (struct tc_algo.price; allport-kd's from a cell's) */
 	} else if (tc_algo_translated(a, shape)) {
 		/* from the cell's blocks and the whole schedule's messages (core/part_sym.h) */
 		struct tc_sym_totals tot;
 
+		why = NULL;
 		err = tc_sched_check_translated(a, shape, p, sizes, n, t, &r, &cost, &tot, &why);
 		if (err == -EPROTO)
 			snprintf(c->why, sizeof(c->why), "%s: schedule fails verification: %.150s", a->name,
 				 r.first_violation);
 		tc_verify_report_free(&r);
-	} else if (a->price && (err = a->price(shape, p, sizes, n, t, &cost, &why)) != -EOPNOTSUPP) {
-		/* the schedule's messages without their blocks (struct tc_algo.price) */
 	} else if (tc_algo_priced_from_parts(a, shape) &&
 		   (err = tc_sched_price_parts(a, shape, p, sizes, n, t, &cost, &ptot, &why)) != -EOPNOTSUPP) {
 		/* from the parts of one cell of nodes (core/part_price.h); nothing else is built */

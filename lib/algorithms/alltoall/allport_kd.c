@@ -1274,12 +1274,17 @@ static int kd_emit(const struct kd_plan *pl, int i, int d, int xd, const int *nc
 	return 0;
 }
 
-static int kd_part_gen(const struct kd_plan *pl, struct tc_part *p, struct kd_box *box, size_t nbox)
+/*
+ * Node n's messages into box[] (index ((step * k + d) * 2 + (hop > 0)) * 2 +
+ * receive): their blocks, or with count only how many. only >= 0: just its
+ * sends to peer in step only; recv 0: no receives.
+ */
+static int kd_node(const struct kd_plan *pl, int n, int64_t only, int peer, int recv, int count, struct kd_box *box,
+		   size_t nbox)
 {
 	const struct kd *g = pl->g;
 	const struct tc_shape *sh = &pl->shape;
-	const int k = g->k, n = p->node, peer = tc_part_only_peer(p);
-	const int64_t only = tc_part_only_step(p);
+	const int k = g->k;
 	struct kd_hop h[KD_PATH_MAX];
 	int nc[TC_MAX_DIMS], err = 0;
 
@@ -1300,6 +1305,7 @@ static int kd_part_gen(const struct kd_plan *pl, struct tc_part *p, struct kd_bo
 							return nh;
 						for (int j = 0; j < nh && !err; j++) {
 							uint32_t st = pl->remap[pl->base[i] + g->start[i][d] + h[j].tt];
+							/* n sends it when it started at xs (of parity px), receives it when at xr */
 							int xs = ((nc[d] - h[j].from) % L + L) % L;
 							int xr = ((nc[d] - h[j].from - h[j].hop) % L + L) % L;
 							size_t bx = (((size_t)st * k + d) * 2 + (h[j].hop > 0)) * 2;
@@ -1316,23 +1322,34 @@ static int kd_part_gen(const struct kd_plan *pl, struct tc_part *p, struct kd_bo
 								if (tc_shape_node(sh, pc) != peer)
 									continue;
 							}
-							/* n sends it when it started at xs (of parity px), receives it when at xr */
-							if (L % 2 || (xs & 1) == px) {
-								if (box[bx].n && box[bx].hop != h[j].hop)
+							for (int rv = 0; rv <= recv && !err; rv++) {
+								struct kd_box *x = &box[bx + rv];
+								int xd = rv ? xr : xs;
+
+								if (L % 2 == 0 && (xd & 1) != px)
+									continue;
+								if (x->n && x->hop != h[j].hop)
 									return -EPROTO;
-								box[bx].hop = h[j].hop;
-								err = kd_emit(pl, i, d, xs, nc, lo, hi, &box[bx]);
-							}
-							if (!err && only < 0 && (L % 2 || (xr & 1) == px)) {
-								if (box[bx + 1].n && box[bx + 1].hop != h[j].hop)
-									return -EPROTO;
-								box[bx + 1].hop = h[j].hop;
-								err = kd_emit(pl, i, d, xr, nc, lo, hi, &box[bx + 1]);
+								x->hop = h[j].hop;
+								if (count)
+									x->n += hi - lo;
+								else
+									err = kd_emit(pl, i, d, xd, nc, lo, hi, x);
 							}
 						}
 					}
 				}
 		}
+	return err;
+}
+
+static int kd_part_gen(const struct kd_plan *pl, struct tc_part *p, struct kd_box *box, size_t nbox)
+{
+	const struct tc_shape *sh = &pl->shape;
+	const int k = pl->g->k, n = p->node;
+	const int64_t only = tc_part_only_step(p);
+	int err = kd_node(pl, n, only, tc_part_only_peer(p), only < 0, 0, box, nbox);
+
 	/* the messages in step order, each box one message */
 	for (size_t bx = 0; bx < nbox && !err; bx++) {
 		int8_t route[TC_MAX_DIMS] = { 0 };
@@ -1388,12 +1405,122 @@ static int part(struct tc_part *p, const char **why)
 	return err;
 }
 
+/*
+ * The whole schedule's price without its blocks (struct tc_algo.price): the
+ * sends of the nodes of one cell of the period (at most 2^k nodes), counted
+ * from the plan without building a block (kd_node), go through the cost
+ * model each for its translates from every node of its class
+ * (tc_cost_cell): the steps are contention free and every node sends what
+ * its cell node sends, translated, so the model sees what the whole
+ * schedule's 72 million messages on 24x23x24x2x3x2 would show it. Where a
+ * node's ports serve its messages in order (TC_COST_DIRECT) -EOPNOTSUPP:
+ * auto then prices it from the cell's blocks (core/part_sym.h).
+ */
+static int price(const struct tc_shape *shape, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		 double *time_us, struct tc_cost *cost, const char **why)
+{
+	int mod[TC_MAX_DIMS], ncell = 0, *cell = NULL, k = shape->ndims, err;
+	struct tc_sched *shell = tc_sched_new(shape, TC_ALLTOALL, "allport-kd", KD_CITE, KD_CLAIMS);
+	struct tc_cost_state *c = NULL;
+	struct kd_box *box = NULL;
+	struct tc_msg *msgs = NULL;
+	uint32_t nsteps = 0;
+	size_t nbox = 0;
+
+	*why = "allport-kd: out of memory pricing the schedule";
+	if (!shell)
+		return -ENOMEM;
+	shell->rearranged_blocks = (int64_t)k * shape->nodes; /* as build_kd */
+	period(shape, mod);
+	err = tc_cost_begin(shell, p, sizes, nsizes, &c);
+	if (!err)
+		err = tc_cost_cell(c, mod);
+	if (err) {
+		*why = err == -EOPNOTSUPP ? "allport-kd: priced from a cell's messages only with routers and all-port nodes (not TC_COST_DIRECT)" :
+					    "allport-kd: the cost model refused the shape";
+		goto out;
+	}
+	cell = malloc((size_t)shape->nodes * sizeof(*cell));
+	if (!cell) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int x = 0; x < shape->nodes; x++) {
+		int xc[TC_MAX_DIMS], in = 1;
+
+		tc_shape_coords(shape, x, xc);
+		for (int d = 0; d < k; d++)
+			in &= xc[d] < mod[d];
+		if (in)
+			cell[ncell++] = x;
+	}
+	pthread_mutex_lock(&kd_plan_lock);
+	{
+		const struct kd_plan *pl = kd_plan_get(shape);
+
+		err = pl->err;
+		if (err) {
+			*why = pl->why;
+		} else {
+			nsteps = pl->nsteps;
+			nbox = (size_t)nsteps * k * 4;
+			box = calloc((size_t)ncell * nbox + 1, sizeof(*box));
+			err = box ? 0 : -ENOMEM;
+			for (int j = 0; j < ncell && !err; j++)
+				err = kd_node(pl, cell[j], -1, -1, 0, 1, &box[(size_t)j * nbox], nbox);
+			if (err && err != -ENOMEM)
+				*why = "allport-kd: internal error counting a node's sends";
+		}
+	}
+	pthread_mutex_unlock(&kd_plan_lock);
+	msgs = err ? NULL : calloc((size_t)ncell * k * 2 + 1, sizeof(*msgs));
+	if (!err && !msgs)
+		err = -ENOMEM;
+	for (uint32_t st = 0; st < nsteps && !err; st++) {
+		struct tc_step_view v = { .step = st, .msgs = msgs };
+
+		for (int j = 0; j < ncell; j++)
+			for (int d = 0; d < k; d++)
+				for (int sg = 0; sg < 2; sg++) {
+					const struct kd_box *x = &box[(size_t)j * nbox + (((size_t)st * k + d) * 2 + sg) * 2];
+					struct tc_msg *m = &msgs[v.nmsgs];
+
+					if (!x->n)
+						continue;
+					memset(m, 0, sizeof(*m));
+					m->src = cell[j];
+					m->route[d] = (int8_t)x->hop;
+					m->dst = tc_shape_walk(shape, cell[j], m->route);
+					m->step = st;
+					m->nblk = x->n;
+					m->op = TC_MSG_COPY;
+					v.nmsgs++;
+				}
+		err = tc_cost_step(c, &v);
+		if (err)
+			*why = "allport-kd: pricing the schedule's messages failed";
+	}
+out:
+	if (!err) {
+		err = tc_cost_end(c, shell, time_us, cost);
+		c = NULL;
+	}
+	if (c)
+		tc_cost_end(c, NULL, NULL, NULL);
+	free(cell);
+	free(box);
+	free(msgs);
+	tc_sched_free(shell);
+	return err;
+}
+
 const struct tc_algo tc_algo_allport_kd = {
 	.name = "allport-kd",
 	.coll = TC_ALLTOALL,
 	.summary = "all-port k-D torus, any parity: AR or one-hop relays on every dimension's rings at once, k phases, orders by offset",
 	.build = build,
 	.part = part,
+	.price = price,
 	.sym_mod = { 1 }, /* the period is period()'s */
 	.sym_period = period,
 };
