@@ -3,33 +3,34 @@
  * The library's own algorithm choice ("auto"): a priced decision, in the
  * manner of UCC's score map and NCCL's tuner.
  *
- * Candidates: every algorithm of tc_algos[] of the collective. Each is built
- * and verified through the schedule cache (a shape it refuses, or a schedule
- * the verifier rejects, makes it no candidate, with the reason) and priced
- * with the cost model (core/cost.c) at the parameters of the transport that
+ * Candidates: every algorithm of tc_algos[] of the collective. Each is
+ * verified (a shape it refuses, or a schedule the verifier rejects, makes it
+ * no candidate, with the reason) and priced, as below, with the cost model
+ * (core/cost.c) at the parameters of the transport that
  * will run it: the device's own ts, tw and per-hop time, TC_COST_* from the
  * environment over them, or the module's default timing. The cheapest wins;
  * predicted times within a relative 1e-9 are a tie, which goes to fewer
  * startups on the critical path, then to the earlier algorithm of the
  * registry.
  *
- * Large shapes: above TC_AUTO_PRICE_MAX_NODES nodes a candidate with a lower
- * bound (struct tc_algo.send_steps: ring, gossip-ham2 with an even side) is
- * priced last, and not at all when another candidate's price is below its
- * bound at both ends of the size class (it then carries the bound, err
- * -EDOM and the reason); one with a price function (bruck, both
- * collectives; allport-kd from the messages of one cell of nodes) is priced
- * from its messages without their blocks; another translation-invariant
- * schedule is verified and priced from its cell (core/part_sym.h), one whose
- * nodes send alike up to a translation is priced from the parts of one cell
- * of nodes (core/part_price.h: saad-schultz, bcast-pattern, calvin on a
- * prime side, opt2d on a torus); any other by a
- * streamed build (built, verified and priced step by step, not kept: only the
- * winner is then built for keeping). The direct algorithms
- * (TC_ALGO_DIRECT_P2: P(P-1) messages) are priced there only from their
- * messages without blocks (as bruck's), up to TC_AUTO_PRICE_DIRECT_MAX_NODES
- * nodes: O(P^2) time, about 262,000 messages each on 512 nodes; above, they
- * are skipped with that reason.
+ * Pricing without whole schedules, at every size: one with a price function
+ * (bruck, both collectives, the direct ones; allport-kd from the messages of
+ * one cell of nodes) from its messages without their blocks; another
+ * translation-invariant schedule is verified and priced from its cell
+ * (core/part_sym.h), one whose nodes send alike up to a translation from
+ * the parts of one cell of nodes (core/part_price.h: saad-schultz,
+ * bcast-pattern, calvin on a prime side, opt2d on a torus). The direct
+ * algorithms (TC_ALGO_DIRECT_P2: P(P-1) messages) are priced only up to
+ * TC_AUTO_PRICE_DIRECT_MAX_NODES nodes above TC_AUTO_PRICE_MAX_NODES
+ * (O(P^2) time, about 262,000 messages each on 512 nodes); above, they are
+ * skipped with that reason. Any other candidate comes last: node 0's part,
+ * generated alone, refuses a shape the algorithm refuses (no whole build),
+ * and the steps it sends in, with struct tc_algo.send_steps, bound the
+ * candidate's time from below; when another candidate's price is below that
+ * bound at both ends of the size class it cannot win anywhere in the class
+ * and is left unpriced (err -EDOM, the bound as its price, the reason).
+ * Only a candidate no bound rules out is built whole, streamed (built,
+ * verified and priced step by step, not kept).
  *
  * At every size, a candidate whose schedule on the shape is another
  * candidate's (struct tc_algo.same_as: pad where no node is imaginary) is
@@ -52,6 +53,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/part.h"
 #include "core/part_price.h"
 #include "core/part_sym.h"
 #include "select/select.h"
@@ -86,12 +88,96 @@ static int params_equal(const struct tc_cost_params *a, const struct tc_cost_par
 	       a->big_bytes == b->big_bytes && a->ts_cap == b->ts_cap;
 }
 
-/* Price candidate c at sizes[0..n) into t[]. */
-static void price(enum tc_coll_id coll, const struct tc_shape *shape, const struct tc_cost_params *p,
-		  const size_t *sizes, int n, struct tc_auto_cand *c, double *t)
+/*
+ * Node 0's part of a's schedule on shape, generated alone (struct
+ * tc_algo.part), for what it says of the whole schedule without building
+ * it: -EOPNOTSUPP with *why when a refuses the shape (the part generators
+ * refuse the shapes build refuses: tests/unit/test_auto.c checks it), and
+ * otherwise *steps, the distinct steps node 0 sends in, and *npackets: a
+ * lower bound on the whole schedule's time (tc_cost_send_steps_us), as
+ * struct tc_algo.send_steps gives one. 0 with *steps = 0 when a has no part
+ * generator or leaves the shape to the whole schedule (TC_PART_WHOLE).
+ */
+static int part0_bound(const struct tc_algo *a, const struct tc_shape *shape, uint64_t *steps, int *npackets,
+		       const char **why)
+{
+	struct tc_part *part;
+	int err;
+
+	*steps = 0;
+	*npackets = 1;
+	if (a->sym_mod[0] && !tc_algo_translated(a, shape)) {
+		/*
+		 * A translation-invariant schedule whose cell is not small: its
+		 * part would come from the blocks of that cell's sources, so
+		 * build the schedule of node 0's blocks alone (core/sched.h:
+		 * tc_sched_build_sources with period 1); node 0 sends its own
+		 * blocks in at least the steps counted.
+		 */
+		int mod[TC_MAX_DIMS];
+		struct tc_sched *s;
+
+		for (int d = 0; d < TC_MAX_DIMS; d++)
+			mod[d] = 1;
+		err = tc_sched_build_sources(a, shape, mod, &s, why);
+		if (err)
+			return err == -EOPNOTSUPP || err == -ENOMEM ? err : 0;
+		for (uint32_t st = 0; st < s->nsteps; st++) {
+			struct tc_step_view v;
+
+			tc_sched_step_view(s, st, &v);
+			for (uint32_t i = 0; i < v.nmsgs; i++)
+				if (v.msgs[i].src == 0 && v.msgs[i].nblk) {
+					++*steps;
+					break;
+				}
+		}
+		*npackets = s->npackets >= 1 ? s->npackets : 1;
+		tc_sched_free(s);
+		return 0;
+	}
+	if (!a->part)
+		return 0;
+	part = tc_part_new(shape, a->coll, a->name, NULL, 0, 0);
+	if (!part) {
+		*why = "out of memory for one node's part";
+		return -ENOMEM;
+	}
+	err = a->part(part, why);
+	if (!err && part->npackets >= 1) {
+		for (uint32_t i = 0; i < part->nact; i++)
+			for (uint32_t j = part->act_first[i]; j < part->act_first[i + 1]; j++)
+				if (part->msgs[j].src == part->node && part->msgs[j].nblk) {
+					++*steps;
+					break;
+				}
+		*npackets = part->npackets;
+	}
+	tc_part_free(part);
+	return err == -EOPNOTSUPP || err == -ENOMEM ? err : 0;
+}
+
+/* c's error and its reason (why, or the library's last error, unless c->why is set). */
+static void cand_done(struct tc_auto_cand *c, int err, const char *why, const struct tc_cost *cost)
+{
+	c->err = err;
+	if (err) {
+		if (!c->why[0])
+			snprintf(c->why, sizeof(c->why), "%s", why ? why : tc_last_error());
+		return;
+	}
+	c->steps = cost->steps;
+}
+
+/*
+ * Price candidate c at sizes[0..n) into t[] without building its whole
+ * schedule: from its cell, its price function or the parts of one cell of
+ * nodes. 1 if one of them applied (c->err set), 0 if none does.
+ */
+static int price_alone(const struct tc_shape *shape, const struct tc_cost_params *p, const size_t *sizes, int n,
+		       struct tc_auto_cand *c, double *t)
 {
 	const struct tc_algo *a = c->algo;
-	const struct tc_sched *s;
 	struct tc_verify_report r;
 	struct tc_price_totals ptot;
 	struct tc_cost cost;
@@ -104,19 +190,16 @@ static void price(enum tc_coll_id coll, const struct tc_shape *shape, const stru
 			 "not priced: %d nodes make %lld messages; direct schedules are priced up to %d nodes (%d from their messages)",
 			 shape->nodes, (long long)shape->nodes * (shape->nodes - 1), TC_AUTO_PRICE_MAX_NODES,
 			 TC_AUTO_PRICE_DIRECT_MAX_NODES);
-		return;
+		return 1;
 	}
-	__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);
-	if (shape->nodes <= TC_AUTO_PRICE_MAX_NODES) {
-		err = tc_sched_get(coll, a, shape, &s, &why);
-		if (!err)
-			err = tc_cost_eval_sizes(s, p, sizes, n, t, &cost);
-	} else if (a->price && (err = a->price(shape, p, sizes, n, t, &cost, &why)) != -EOPNOTSUPP) {
+	if (a->price && (err = a->price(shape, p, sizes, n, t, &cost, &why)) != -EOPNOTSUPP) {
 		/* the schedule's messages without their blocks (struct tc_algo.price; allport-kd's from a cell's) */
+		__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);
 	} else if (tc_algo_translated(a, shape)) {
 		/* from the cell's blocks and the whole schedule's messages (core/part_sym.h) */
 		struct tc_sym_totals tot;
 
+		__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);
 		why = NULL;
 		err = tc_sched_check_translated(a, shape, p, sizes, n, t, &r, &cost, &tot, &why);
 		if (err == -EPROTO)
@@ -126,28 +209,52 @@ static void price(enum tc_coll_id coll, const struct tc_shape *shape, const stru
 	} else if (tc_algo_priced_from_parts(a, shape) &&
 		   (err = tc_sched_price_parts(a, shape, p, sizes, n, t, &cost, &ptot, &why)) != -EOPNOTSUPP) {
 		/* from the parts of one cell of nodes (core/part_price.h); nothing else is built */
+		__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);
 	} else {
-		why = NULL;
-		err = tc_sched_check_streamed(a, shape, p, sizes, n, t, &r, &cost, NULL, NULL, &why);
-		if (err == -EPROTO)
-			snprintf(c->why, sizeof(c->why), "%s: schedule fails verification: %.150s", a->name,
-				 r.first_violation);
-		tc_verify_report_free(&r);
+		return 0;
 	}
-	c->err = err;
-	if (err) {
-		if (!c->why[0])
-			snprintf(c->why, sizeof(c->why), "%s", why ? why : tc_last_error());
-		return;
-	}
-	c->steps = cost.steps;
+	cand_done(c, err, why, &cost);
+	return 1;
+}
+
+/* The last resort: c's whole schedule streamed (built, verified and priced step by step, not kept). */
+static void price_streamed(const struct tc_shape *shape, const struct tc_cost_params *p, const size_t *sizes, int n,
+			   struct tc_auto_cand *c, double *t)
+{
+	struct tc_verify_report r;
+	struct tc_cost cost;
+	const char *why = NULL;
+	int err;
+
+	__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);
+	err = tc_sched_check_streamed(c->algo, shape, p, sizes, n, t, &r, &cost, NULL, NULL, &why);
+	if (err == -EPROTO)
+		snprintf(c->why, sizeof(c->why), "%s: schedule fails verification: %.150s", c->algo->name,
+			 r.first_violation);
+	tc_verify_report_free(&r);
+	cand_done(c, err, why, &cost);
+}
+
+/*
+ * A candidate other than k already priced (every one priced alone, and those
+ * before k) whose price is below the lower bound [lb_lo, lb_hi] at both ends
+ * of the class, or -1.
+ */
+static int beaten_by(const struct tc_auto_entry *e, const int *done, const int *same_as, int k, double lb_lo,
+		     double lb_hi)
+{
+	for (int j = 0; j < e->ncand; j++)
+		if (j != k && (done[j] || j < k) && same_as[j] < 0 && !e->cand[j].err && e->cand[j].steps &&
+		    e->us_lo[j] * (1 + 1e-9) < lb_lo && e->us_hi[j] * (1 + 1e-9) < lb_hi)
+			return j;
+	return -1;
 }
 
 static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_shape *shape, size_t lo, size_t hi,
 				       const struct tc_cost_params *p)
 {
 	const size_t sizes[2] = { lo, hi };
-	int same_as[TC_AUTO_MAX_CANDS];
+	int same_as[TC_AUTO_MAX_CANDS], done[TC_AUTO_MAX_CANDS];
 	struct tc_auto_entry *e;
 	double t[2];
 
@@ -172,50 +279,67 @@ static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_sha
 				same_as[k] = j;
 	}
 	/*
-	 * Above TC_AUTO_PRICE_MAX_NODES: first the candidates priced without
-	 * building them (cells, parts of a cell, no lower bound), then those
-	 * that would be built whole, each only if its lower bound
-	 * (send_steps) is not beaten at both ends of the class by one
-	 * candidate's price already known: it cannot win anywhere in the
-	 * class, so it is left unpriced, with its bound.
+	 * First every candidate that is priced without building its whole
+	 * schedule (cells, price functions, parts of a cell). Then the others,
+	 * each only if a lower bound on its time (struct tc_algo.send_steps,
+	 * and node 0's part: the steps that node sends in) is not beaten at
+	 * both ends of the class by one candidate's price already known: it
+	 * cannot win anywhere in the class, so it is left unpriced, with its
+	 * bound. A shape node 0's part refuses is refused without a build.
 	 */
-	for (int pass = 0; pass < 2; pass++) {
-		for (int k = 0; k < e->ncand; k++) {
-			struct tc_auto_cand *c = &e->cand[k];
-			const struct tc_algo *a = c->algo;
-			int big = shape->nodes > TC_AUTO_PRICE_MAX_NODES, npk = 1;
-			uint64_t steps = big && a->send_steps && !tc_algo_translated(a, shape) &&
-						 !tc_algo_priced_from_parts(a, shape) ?
-					 a->send_steps(shape, &npk) :
-					 0;
-
-			if ((pass == 1) != (steps > 0) || same_as[k] >= 0)
-				continue;
-			if (steps) {
-				double lb_lo = tc_cost_send_steps_us(p, steps, npk, lo);
-				double lb_hi = tc_cost_send_steps_us(p, steps, npk, hi);
-				int beaten = -1;
-
-				for (int j = 0; j < e->ncand && beaten < 0; j++)
-					if (j != k && e->cand[j].algo && !e->cand[j].err && e->cand[j].steps &&
-					    e->us_lo[j] * (1 + 1e-9) < lb_lo && e->us_hi[j] * (1 + 1e-9) < lb_hi)
-						beaten = j;
-				if (beaten >= 0) {
-					c->err = -EDOM;
-					snprintf(c->why, sizeof(c->why),
-						 "not priced: at least %llu startups, %.6g us at %zu B, more than %s's %.6g us",
-						 (unsigned long long)steps, lb_hi, hi, e->cand[beaten].algo->name,
-						 e->us_hi[beaten]);
-					e->us_lo[k] = lb_lo;
-					e->us_hi[k] = lb_hi;
-					continue;
-				}
-			}
+	for (int k = 0; k < e->ncand; k++) {
+		done[k] = same_as[k] >= 0;
+		if (!done[k]) {
 			t[0] = t[1] = 0;
-			price(coll, shape, p, sizes, lo == hi ? 1 : 2, c, t);
+			done[k] = price_alone(shape, p, sizes, lo == hi ? 1 : 2, &e->cand[k], t);
 			e->us_lo[k] = t[0];
 			e->us_hi[k] = lo == hi ? t[0] : t[1];
 		}
+	}
+	for (int k = 0; k < e->ncand; k++) {
+		struct tc_auto_cand *c = &e->cand[k];
+		const struct tc_algo *a = c->algo;
+		double lb_lo = 0, lb_hi = 0;
+		uint64_t steps = 0;
+		const char *why = NULL;
+		int npk = 1, beaten = -1, err;
+
+		if (done[k])
+			continue;
+		/* the algorithm's own bound first: node 0's part is only generated if it is not beaten */
+		if (a->send_steps && (steps = a->send_steps(shape, &npk)) > 0) {
+			lb_lo = tc_cost_send_steps_us(p, steps, npk, lo);
+			lb_hi = tc_cost_send_steps_us(p, steps, npk, hi);
+			beaten = beaten_by(e, done, same_as, k, lb_lo, lb_hi);
+		}
+		if (beaten < 0) {
+			err = part0_bound(a, shape, &steps, &npk, &why);
+			if (err) {
+				c->err = err;
+				snprintf(c->why, sizeof(c->why), "%s", why ? why : tc_last_error());
+				continue;
+			}
+			if (steps) {
+				double l = tc_cost_send_steps_us(p, steps, npk, lo);
+				double h = tc_cost_send_steps_us(p, steps, npk, hi);
+
+				lb_lo = l > lb_lo ? l : lb_lo;
+				lb_hi = h > lb_hi ? h : lb_hi;
+				beaten = beaten_by(e, done, same_as, k, lb_lo, lb_hi);
+			}
+		}
+		if (beaten >= 0) {
+			c->err = -EDOM;
+			snprintf(c->why, sizeof(c->why), "not priced: %.6g us at %zu B at least, more than %s's %.6g us",
+				 lb_hi, hi, e->cand[beaten].algo->name, e->us_hi[beaten]);
+			e->us_lo[k] = lb_lo;
+			e->us_hi[k] = lb_hi;
+			continue;
+		}
+		t[0] = t[1] = 0;
+		price_streamed(shape, p, sizes, lo == hi ? 1 : 2, c, t);
+		e->us_lo[k] = t[0];
+		e->us_hi[k] = lo == hi ? t[0] : t[1];
 	}
 	/* the same schedule as another candidate: its price */
 	for (int k = 0; k < e->ncand; k++) {

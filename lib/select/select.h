@@ -14,8 +14,10 @@
  * wins. Decisions are cached per (collective, shape, size class, p).
  */
 #define TC_AUTO_MAX_CANDS 32
-/* Above this many nodes a schedule is priced by a streamed build (not kept)
- * and algorithms flagged TC_ALGO_DIRECT_P2 only from their messages. */
+/* Above this many nodes algorithms flagged TC_ALGO_DIRECT_P2 are priced only
+ * from their messages, up to TC_AUTO_PRICE_DIRECT_MAX_NODES (at every size
+ * every candidate is priced without its whole schedule where it can be:
+ * auto.c). */
 #define TC_AUTO_PRICE_MAX_NODES 256
 /* Above TC_AUTO_PRICE_MAX_NODES a direct schedule (TC_ALGO_DIRECT_P2: P-1
  * steps of P messages, or P(P-1) messages in one) is priced only by its price
