@@ -252,6 +252,8 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 	pe = &vb->peers[rank];
 	if (kind != TC_VB_WR_RECV)
 		pe->sq_used--;
+	if (kind == TC_VB_WR_WRITE)
+		vb->writes_out--; /* done or flushed: another may start */
 	if (wc->status != IBV_WC_SUCCESS) {
 		char why[96];
 
@@ -271,6 +273,7 @@ static void tc_vb_on_wc(struct tc_vb *vb, const struct ibv_wc *wc)
 	case TC_VB_WR_CTRL:
 		break;
 	case TC_VB_WR_DATA:
+	case TC_VB_WR_WRITE:
 		if (idx < vb->nrecs && !vb->recs[idx].done) {
 			vb->recs[idx].done = 1;
 			vb->ndone++;

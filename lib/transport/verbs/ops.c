@@ -227,6 +227,23 @@ static int tc_vb_spin_env(struct tc_vb *vb)
 	return 0;
 }
 
+/* TC_VERBS_WRITES=N: at most N rendezvous writes in flight a rank (0: no limit). */
+static int tc_vb_writes_env(struct tc_vb *vb)
+{
+	const char *env = getenv("TC_VERBS_WRITES");
+	unsigned int u;
+	int ret;
+
+	vb->writes_max = TC_VB_WRITES;
+	if (!env || !*env)
+		return 0;
+	ret = tc_parse_uint("TC_VERBS_WRITES", env, &u);
+	if (ret)
+		return ret;
+	vb->writes_max = u;
+	return 0;
+}
+
 /* TC_VERBS_TRACE=RANK or "all": whether this rank traces its steps. */
 static int tc_vb_trace_env(struct tc_vb *vb)
 {
@@ -290,6 +307,8 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 		ret = tc_vb_spin_env(vb);
 	if (!ret)
 		ret = tc_vb_trace_env(vb);
+	if (!ret)
+		ret = tc_vb_writes_env(vb);
 	if (ret)
 		goto err_free;
 	vb->peers = calloc(vb->size, sizeof(*vb->peers));
@@ -395,10 +414,12 @@ static void tc_vb_stats(const struct tc_vb *vb)
 		return;
 	fprintf(stderr, "libtoruscoll: verbs rank %d of %d: %llu progress calls, %llu reads of the rdma_cm channel, "
 		"%llu sleeps, %llu inline sends, %s; shared receive queue: %u receives of %u bytes posted "
-		"(a window of %u per peer), %zu bytes of slots and headers registered\n", vb->rank, vb->size,
+		"(a window of %u per peer), %zu bytes of slots and headers registered; rendezvous writes: at most %u "
+		"in flight at once, %llu waited for the limit of %u\n", vb->rank, vb->size,
 		(unsigned long long)vb->n_progress, (unsigned long long)vb->n_cm_reads, (unsigned long long)vb->n_sleeps,
 		(unsigned long long)vb->n_inline, vb->spin_yield ? "yielding while it spins" : "spinning without yielding",
-		vb->srq_posted, vb->slot, vb->window, tc_vb_slots_bytes(vb));
+		vb->srq_posted, vb->slot, vb->window, tc_vb_slots_bytes(vb), vb->writes_hwm,
+		(unsigned long long)vb->n_capped, vb->writes_max);
 }
 
 static void tc_vb_close(struct tc_tp *tp)

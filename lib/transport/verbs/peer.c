@@ -281,7 +281,7 @@ static int tc_vb_issue(struct tc_vb *vb, int rank, const struct tc_vb_op *op)
 	} else {
 		struct ibv_sge sge = { .addr = (uintptr_t)(vb->buf + r->off), .length = r->len, .lkey = vb->mr->lkey };
 		struct ibv_send_wr wr = {
-			.wr_id = (uint64_t)TC_VB_WR_DATA << 56 | (uint64_t)rank << 32 | op->rec,
+			.wr_id = (uint64_t)TC_VB_WR_WRITE << 56 | (uint64_t)rank << 32 | op->rec,
 			.sg_list = &sge,
 			.num_sge = 1,
 			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
@@ -297,10 +297,13 @@ static int tc_vb_issue(struct tc_vb *vb, int rank, const struct tc_vb_op *op)
 		wr.imm_data = htonl((r->rid & TC_VB_IMM_RID_MASK) | (r->status ? TC_VB_IMM_ERR : 0) |
 				    (uint32_t)c << TC_VB_IMM_CREDIT_SHIFT);
 		ret = -ibv_post_send(pe->id->qp, &wr, &bad);
-		if (ret)
+		if (ret) {
 			pe->owed += c;
-		else
+		} else {
 			pe->sq_used++;
+			if (++vb->writes_out > vb->writes_hwm)
+				vb->writes_hwm = vb->writes_out;
+		}
 	}
 	if (ret)
 		tc_vb_peer_fail(vb, rank, ret, "posting to its QP failed: %s", tc_strerror(ret));
@@ -344,6 +347,15 @@ void tc_vb_flush(struct tc_vb *vb, int rank)
 	while (pe->qhead != pe->qtail && pe->credits && pe->sq_used < vb->sq && !pe->bye_rcvd) {
 		struct tc_vb_op op = pe->q[pe->qhead % pe->cap_q];
 
+		/* the rank's writes in flight are at the limit: this peer's
+		 * queue waits (in order) for one of them to complete */
+		if (op.kind == TC_VB_OP_WRITE && vb->writes_max && vb->writes_out >= vb->writes_max) {
+			if (!vb->recs[op.rec].capped) {
+				vb->recs[op.rec].capped = 1;
+				vb->n_capped++;
+			}
+			break;
+		}
 		pe->qhead++;
 		vb->recs[op.rec].queued = 0;
 		if (tc_vb_issue(vb, rank, &op))

@@ -67,7 +67,9 @@
  * word (its card names the address): a write consumes no receive, so
  * returning credits needs no reserve in the pool. Send queue slots are
  * counted too; what has no credit or slot waits in a per-peer queue, sent in
- * order as completions come back.
+ * order as completions come back. TC_VERBS_WRITES may also cap the rank's
+ * rendezvous writes in flight (over all peers): a write past it waits there
+ * the same way.
  *
  * Completion: wait polls the CQ for a bounded time, then arms the completion
  * channel and sleeps in poll() on it and the rdma_cm event channel (so a
@@ -116,6 +118,7 @@
 #define TC_VB_SLOT_MAX 16384
 #define TC_VB_TXH 64	  /* bytes per eager-send header in the send ring */
 #define TC_VB_SPIN_NS 20000 /* busy-poll this long before blocking */
+#define TC_VB_WRITES 0	    /* rendezvous writes in flight a rank at most (0: no limit) */
 /* Bytes of header and data a QP is asked to take inline (the device may
  * grant less, or refuse and get sizeof(struct tc_vb_msg)). */
 #define TC_VB_INLINE 256
@@ -132,7 +135,9 @@
 #define TC_VB_IMM_ERR (1u << 20)
 #define TC_VB_IMM_CREDIT_SHIFT 24
 
-enum tc_vb_wr { TC_VB_WR_RECV = 1, TC_VB_WR_CTRL, TC_VB_WR_DATA };
+/* What a work request was, in the top byte of its wr_id: a receive slot, a
+ * control message, an eager send from the buffer, a rendezvous data write. */
+enum tc_vb_wr { TC_VB_WR_RECV = 1, TC_VB_WR_CTRL, TC_VB_WR_DATA, TC_VB_WR_WRITE };
 enum tc_vb_msg_type { TC_VB_MSG_RTR = 1, TC_VB_MSG_EAGER = 3, TC_VB_MSG_BYE };
 /* DRAINING: the connection broke; its QP is in the error state and flushes
  * what was posted (and a last zero-byte write posted after it, so that what
@@ -225,6 +230,7 @@ struct tc_vb_peer {
 struct tc_vb_rec {
 	uint8_t op; /* TC_XFER_* */
 	uint8_t done, matched, queued;
+	uint8_t capped; /* a write that waited for the rank's writes in flight (TC_VERBS_WRITES) */
 	uint8_t closed; /* failed by the peer's goodbye */
 	int32_t peer;
 	int32_t status;
@@ -278,6 +284,11 @@ struct tc_vb {
 	uint8_t spin_yield; /* sched_yield() between busy polls (TC_VERBS_YIELD) */
 	uint8_t no_inline;  /* TC_VERBS_INLINE=0: every eager send from the registered buffer */
 	int64_t spin_ns;    /* busy-poll this long after the last event (TC_VERBS_SPIN_US) */
+	/* rendezvous writes posted and not completed, over all peers, and the
+	 * most allowed at once (TC_VERBS_WRITES; 0: no limit) */
+	uint32_t writes_out, writes_max;
+	uint32_t writes_hwm; /* the most writes in flight at once (TC_VERBS_STATS) */
+	uint64_t n_capped;   /* writes that waited for that limit (TC_VERBS_STATS) */
 	/* what waiting did, for TC_VERBS_STATS (printed by close) */
 	uint64_t n_progress, n_cm_reads, n_sleeps, n_inline;
 	/* TC_VERBS_TRACE: this rank prints a line per step */
