@@ -121,9 +121,13 @@ enum tc_port_model {
  * @clock: DEV, SIM: enum tc_clock, what the algorithm choice minimises;
  *	0: TC_AUTO_CLOCK, else TC_CLOCK_FABRIC. TC_CLOCK_WALL makes
  *	tc_comm_create collective over the fabric (see TC_AUTO_CLOCK)
- * @offload: DEV: enum tc_offload. 0 (TC_OFFLOAD_AUTO): on a module that
- *	runs programs (TORUS_FEAT_PROGRAM) each alltoall and allgather is
+ * @offload: DEV, VERBS: enum tc_offload. 0 (TC_OFFLOAD_AUTO): on a module
+ *	that runs programs (TORUS_FEAT_PROGRAM) each alltoall and allgather is
  *	posted as one program that the NIC runs alone, unless TC_DEV_OFFLOAD=off;
+ *	over verbs with TC_VERBS_PROG=1, from a collective's second call on,
+ *	the process runs it as one program (each message posted when the
+ *	messages it depends on have completed, no step barrier); without it,
+ *	step by step;
  *	TC_OFFLOAD_OFF: step by step, one post and one wait per step (new in
  *	version 1.3; it was a reserved field that had to be 0)
  *
@@ -266,9 +270,10 @@ enum tc_coll_id {
  * @rendezvous_sends: (added) verbs: this rank's messages of the call sent
  *	by rendezvous (the receiver's ready-to-receive, then an RDMA write
  *	into its buffer); 0 on the device and the simulator
- * @offloaded: (added in 1.3) 1: the device ran the call as one program
- *	(TORUS_IOC_PROG_POST), each message started by the completions it
- *	depends on; 0: step by step
+ * @offloaded: (added in 1.3) 1: the call ran as one program, each message
+ *	started by the completions it depends on: on the device the NIC ran it
+ *	(TORUS_IOC_PROG_POST), over verbs the process posted each message as
+ *	its dependencies completed; 0: step by step
  * @posts, @waits, @regs: (added in 1.3) the device's system calls for the
  *	call: posts (a program, or one per step and batch), completion waits,
  *	and memory registrations plus deregistrations (zero copy); 0 elsewhere

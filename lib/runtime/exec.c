@@ -131,7 +131,7 @@ static int tc_coll_prog(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan
 	int ret, posted = 0;
 
 	*ran = 0;
-	if (!comm->tp.ops->prog || !comm->tp.offload || !comm->coll[id].warm || tc_plan_deps(p))
+	if (!comm->tp.ops->prog || !comm->tp.offload || !comm->coll[id].warm || tc_plan_deps(p, comm->tp.prog_links))
 		return 0;
 	pg.x = u->on ? p->uxfers : p->xfers;
 	pg.n = p->step_first[p->nsteps];
@@ -152,7 +152,12 @@ static int tc_coll_prog(struct tc_comm *comm, enum tc_coll_id id, struct tc_plan
 				break;
 			}
 	if (we.xfer < 0)
-		tc_err(ret, "%s: %s: program failed: %s", tc_coll_str(id), p->part->algo, tc_strerror(ret));
+		tc_err(ret, "%s: %s: program failed: %s", tc_coll_str(id), p->part->algo,
+		       *tc_last_error() ? tc_last_error() : tc_strerror(ret));
+	else if (we.detail) /* a transport without ports (verbs) names the peer's host and what was missing */
+		tc_err(ret, "%s: %s step %u: %s node %d (%s)%s%s", tc_coll_str(id), p->part->algo, step,
+		       ret == -ETIMEDOUT ? "timed out waiting for" : "transfer failed with", we.peer, we.detail,
+		       ret == -ETIMEDOUT ? "" : ": ", ret == -ETIMEDOUT ? "" : tc_strerror(ret));
 	else if (ret == -ETIMEDOUT)
 		tc_err(ret, "%s: %s step %u: program timed out after %d ms waiting for node %d on port %d (its %s %d of %u)",
 		       tc_coll_str(id), p->part->algo, step, comm->tp.timeout_ms, we.peer, we.port,

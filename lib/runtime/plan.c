@@ -578,6 +578,8 @@ int tc_plan_get(struct tc_comm *comm, const struct tc_part *s, size_t m, struct 
  *     freed early takes the link that an earlier step's message passing
  *     through needs, and delays it (at2 on 4x4, 64 B: 5084 ns against
  *     4063 ns stepped; which message waited changed from run to run).
+ * The last two rules are the fabric's (links: the device); over verbs each
+ * message has its peer's QP to itself and only the first two hold.
  * Transfers of one step never depend on each other (the stepped executor
  * posts them together), and nothing else orders them: on a one-hop
  * all-port schedule a send leaves as soon as its own blocks are there, not
@@ -593,14 +595,14 @@ static int tc_xfer_overlap(const struct tc_xfer *a, const struct tc_xfer *b)
 	return 0;
 }
 
-int tc_plan_deps(struct tc_plan *p)
+int tc_plan_deps(struct tc_plan *p, int links)
 {
 	uint32_t n = p->step_first[p->nsteps], cap = 0, nd = 0;
 	uint32_t *step = NULL, *deps = NULL, *first = NULL;
 	/* per port: the step of its sends being walked, and the one before */
 	int64_t cur[2 * TC_MAX_DIMS], prev[2 * TC_MAX_DIMS];
-	int one_port = p->part->shape.one_port;
-	int in_steps = one_port || !(p->part->claims & TC_CLAIM_ONE_HOP);
+	int one_port = links && p->part->shape.one_port;
+	int in_steps = links && (one_port || !(p->part->claims & TC_CLAIM_ONE_HOP));
 
 	if (p->dep_err)
 		return p->dep_err < 0 ? p->dep_err : 0;
@@ -629,7 +631,7 @@ int tc_plan_deps(struct tc_plan *p)
 		first[i] = nd;
 		for (uint32_t j = 0; j < p->step_first[step[i]]; j++) {
 			const struct tc_xfer *xj = &p->xfers[j];
-			int chain = send && xj->op == TC_XFER_SEND && (one_port || xj->port == xi->port) &&
+			int chain = links && send && xj->op == TC_XFER_SEND && (one_port || xj->port == xi->port) &&
 				    step[j] == prev[q];
 
 			if (in_steps && step[j] + 1 == step[i])

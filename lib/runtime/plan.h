@@ -72,7 +72,7 @@ void tc_plan_keys(struct tc_plan *p, const struct tc_umem *u);
 /* The dependencies of the plan's transfers as one program; 0, or -errno
  * when it cannot run as one (a staged message: its packing is a process
  * step). */
-int tc_plan_deps(struct tc_plan *p);
+int tc_plan_deps(struct tc_plan *p, int links);
 /* The plan for (s, m) from the communicator's cache, built on first use;
  * s must be the part of the communicator's rank. */
 int tc_plan_get(struct tc_comm *comm, const struct tc_part *s, size_t m, struct tc_plan **out);

@@ -144,6 +144,7 @@ static int tc_dev_offload_init(struct tc_dev *dev, struct tc_tp *tp, const struc
 	    hs->size < offsetofend(struct torus_handshake, max_prog_timeout_ns) || !hs->max_prog_descs)
 		want = 0;
 	tp->offload = want;
+	tp->prog_links = 1;
 	dev->prog_signal = !!(hs->features & TORUS_FEAT_PROG_SIGNAL);
 	dev->max_prog_descs = hs->max_prog_descs;
 	dev->max_prog_counters = hs->max_prog_counters;

@@ -57,7 +57,11 @@ struct tc_tp {
 	 * program post, a completion wait, a registration or deregistration),
 	 * so tc_coll_last can say what a collective cost in system calls. */
 	uint64_t n_posts, n_waits, n_regs;
-	int offload; /* filled by open: prog can run a whole plan (TC_DEV_OFFLOAD, attr) */
+	int offload; /* filled by open: prog can run a whole plan (TC_DEV_OFFLOAD, TC_VERBS_PROG, attr) */
+	/* Filled by open: a program's messages share links and port queues
+	 * (the device's fabric), so tc_plan_deps keeps their step order there
+	 * too; 0 (verbs: a QP per peer): only the data's own order. */
+	int prog_links;
 };
 
 struct tc_seg {

@@ -49,6 +49,7 @@ static void tc_vb_free(struct tc_vb *vb)
 	free(vb->qpn_map);
 	free(vb->peers);
 	free(vb->recs);
+	free(vb->prog_rec);
 	free(vb);
 }
 
@@ -224,6 +225,19 @@ static int tc_vb_spin_env(struct tc_vb *vb)
 	vb->spin_yield = env && *env ? !!strcmp(env, "0") : 2; /* 2: decided by tc_vb_oversubscribed */
 	env = getenv("TC_VERBS_INLINE");
 	vb->no_inline = env && !strcmp(env, "0");
+	env = getenv("TC_VERBS_PROG");
+	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
+		return tc_err(-EINVAL, "TC_VERBS_PROG=%s: expected 1 (one program per call) or 0 (step by step)", env);
+	/* not measured faster everywhere yet (docs/verbs.md): opt-in */
+	vb->prog = env && !strcmp(env, "1");
+	vb->prog_rdv_bytes = TC_VB_PROG_RDV_BYTES;
+	env = getenv("TC_VERBS_PROG_WINDOW");
+	if (env && *env) {
+		ret = tc_parse_uint("TC_VERBS_PROG_WINDOW", env, &u);
+		if (ret)
+			return ret;
+		vb->prog_rdv_bytes = u ? u : UINT64_MAX;
+	}
 	return 0;
 }
 
@@ -263,7 +277,6 @@ static int tc_vb_trace_env(struct tc_vb *vb)
 	vb->trace = u == (unsigned int)vb->rank;
 	return 0;
 }
-
 
 /* More ranks of this job on this host (same host name) than CPUs online? */
 static int tc_vb_oversubscribed(const struct tc_vb *vb, const struct tc_vb_card *all)
@@ -339,6 +352,8 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 		goto err_free;
 	if (vb->spin_yield == 2)
 		vb->spin_yield = tc_vb_oversubscribed(vb, all);
+	tp->offload = vb->prog &&
+		      !(attr->size >= offsetofend(struct tc_comm_attr, offload) && attr->offload == TC_OFFLOAD_OFF);
 	free(all);
 	tp->rank = vb->rank;
 	tp->max_segs = 1;
@@ -415,11 +430,13 @@ static void tc_vb_stats(const struct tc_vb *vb)
 	fprintf(stderr, "libtoruscoll: verbs rank %d of %d: %llu progress calls, %llu reads of the rdma_cm channel, "
 		"%llu sleeps, %llu inline sends, %s; shared receive queue: %u receives of %u bytes posted "
 		"(a window of %u per peer), %zu bytes of slots and headers registered; rendezvous writes: at most %u "
-		"in flight at once, %llu waited for the limit of %u\n", vb->rank, vb->size,
+		"in flight at once, %llu waited for the limit of %u; %llu turns of programs holding rendezvous receives "
+		"back (TC_VERBS_PROG_WINDOW); %llu programs\n", vb->rank, vb->size,
 		(unsigned long long)vb->n_progress, (unsigned long long)vb->n_cm_reads, (unsigned long long)vb->n_sleeps,
 		(unsigned long long)vb->n_inline, vb->spin_yield ? "yielding while it spins" : "spinning without yielding",
 		vb->srq_posted, vb->slot, vb->window, tc_vb_slots_bytes(vb), vb->writes_hwm,
-		(unsigned long long)vb->n_capped, vb->writes_max);
+		(unsigned long long)vb->n_capped, vb->writes_max, (unsigned long long)vb->n_window,
+		(unsigned long long)vb->n_progs);
 }
 
 static void tc_vb_close(struct tc_tp *tp)
@@ -495,6 +512,74 @@ static void tc_vb_recv_eager(struct tc_vb *vb, uint32_t ri, int peer, uint64_t t
 		pe->owed++;
 }
 
+/* Record and start one transfer (its progress is the caller's). */
+static int tc_vb_post_one(struct tc_tp *tp, const struct tc_xfer *xf)
+{
+	struct tc_vb *vb = to_vb(tp);
+	uint32_t ri = vb->nrecs;
+	struct tc_vb_rec *r;
+	struct tc_vb_peer *pe;
+	int ret;
+
+	if (tc_grow((void **)&vb->recs, &vb->cap_recs, vb->nrecs + 1, sizeof(*vb->recs), 16))
+		return tc_err(-ENOMEM, "transport verbs: out of memory posting a transfer");
+	if (vb->nrecs + 1 > TC_VB_IMM_RID_MASK)
+		return tc_err(-E2BIG, "transport verbs: more than %u transfers outstanding", TC_VB_IMM_RID_MASK);
+	if (xf->op != TC_XFER_SEND && xf->op != TC_XFER_RECV)
+		return tc_err(-EINVAL, "transport verbs: transfer op %u unknown", xf->op);
+	if (xf->peer < 0 || xf->peer >= vb->size || xf->peer == vb->rank)
+		return tc_err(-EINVAL, "transport verbs: peer %d invalid for rank %d", xf->peer, vb->rank);
+	if (xf->nsegs != 1 || !xf->segs)
+		return tc_err(-E2BIG, "transport verbs: a transfer with %u segments (this transport takes 1)",
+			      xf->nsegs);
+	if (!xf->segs[0].length || xf->segs[0].offset > vb->buf_bytes ||
+	    xf->segs[0].length > vb->buf_bytes - xf->segs[0].offset || xf->segs[0].length > UINT32_MAX)
+		return tc_err(-EINVAL, "transport verbs: segment [%llu, +%llu) outside the %zu-byte buffer",
+			      (unsigned long long)xf->segs[0].offset, (unsigned long long)xf->segs[0].length,
+			      vb->buf_bytes);
+	r = &vb->recs[ri];
+	*r = (struct tc_vb_rec){ .op = xf->op, .peer = xf->peer, .tag = xf->tag, .off = xf->segs[0].offset,
+				 .len = xf->segs[0].length, .t_post = vb->trace ? tc_vb_now_ns() : 0 };
+	vb->nrecs++;
+	pe = &vb->peers[xf->peer];
+	if (pe->state == TC_VB_FAILED) {
+		r->done = 1;
+		r->status = pe->err;
+		vb->ndone++;
+		return 0;
+	}
+	ret = tc_vb_connect(vb, xf->peer);
+	if (ret)
+		return ret;
+	if (xf->op == TC_XFER_RECV && r->len <= vb->eager) {
+		tc_vb_recv_eager(vb, ri, xf->peer, xf->tag);
+		ret = 0;
+	} else if (xf->op == TC_XFER_RECV) {
+		ret = tc_vb_enqueue(vb, xf->peer, TC_VB_OP_RTR, ri);
+	} else if (r->len <= vb->eager) {
+		r->matched = 1; /* its place is a receive slot: nothing to wait for */
+		ret = tc_vb_enqueue(vb, xf->peer, TC_VB_OP_EAGER, ri);
+		tp->sends_eager++;
+	} else {
+		uint32_t k;
+
+		ret = 0;
+		tp->sends_rdv++;
+		for (k = 0; k < pe->nrtr && pe->rtr[k].tag != xf->tag; k++)
+			;
+		if (k < pe->nrtr) {
+			struct tc_vb_rtr t = pe->rtr[k];
+
+			memmove(&pe->rtr[k], &pe->rtr[k + 1], (pe->nrtr - k - 1) * sizeof(*pe->rtr));
+			pe->nrtr--;
+			ret = tc_vb_match(vb, ri, &t);
+		}
+	}
+	if (ret)
+		return tc_err(-ENOMEM, "transport verbs: out of memory queueing a transfer");
+	return 0;
+}
+
 int tc_vb_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
 {
 	struct tc_vb *vb = to_vb(tp);
@@ -502,65 +587,10 @@ int tc_vb_post(struct tc_tp *tp, const struct tc_xfer *x, unsigned int n)
 
 	if (tc_grow((void **)&vb->recs, &vb->cap_recs, vb->nrecs + n, sizeof(*vb->recs), 16))
 		return tc_err(-ENOMEM, "transport verbs: out of memory posting %u transfers", n);
-	if (vb->nrecs + n > TC_VB_IMM_RID_MASK)
-		return tc_err(-E2BIG, "transport verbs: more than %u transfers outstanding", TC_VB_IMM_RID_MASK);
 	for (unsigned int i = 0; i < n; i++) {
-		const struct tc_xfer *xf = &x[i];
-		uint32_t ri = vb->nrecs;
-		struct tc_vb_rec *r = &vb->recs[ri];
-		struct tc_vb_peer *pe;
-
-		if (xf->op != TC_XFER_SEND && xf->op != TC_XFER_RECV)
-			return tc_err(-EINVAL, "transport verbs: transfer op %u unknown", xf->op);
-		if (xf->peer < 0 || xf->peer >= vb->size || xf->peer == vb->rank)
-			return tc_err(-EINVAL, "transport verbs: peer %d invalid for rank %d", xf->peer, vb->rank);
-		if (xf->nsegs != 1 || !xf->segs)
-			return tc_err(-E2BIG, "transport verbs: a transfer with %u segments (this transport takes 1)",
-				      xf->nsegs);
-		if (!xf->segs[0].length || xf->segs[0].offset > vb->buf_bytes ||
-		    xf->segs[0].length > vb->buf_bytes - xf->segs[0].offset || xf->segs[0].length > UINT32_MAX)
-			return tc_err(-EINVAL, "transport verbs: segment [%llu, +%llu) outside the %zu-byte buffer",
-				      (unsigned long long)xf->segs[0].offset, (unsigned long long)xf->segs[0].length,
-				      vb->buf_bytes);
-		*r = (struct tc_vb_rec){ .op = xf->op, .peer = xf->peer, .tag = xf->tag, .off = xf->segs[0].offset,
-					 .len = xf->segs[0].length, .t_post = vb->trace ? tc_vb_now_ns() : 0 };
-		vb->nrecs++;
-		pe = &vb->peers[xf->peer];
-		if (pe->state == TC_VB_FAILED) {
-			r->done = 1;
-			r->status = pe->err;
-			vb->ndone++;
-			continue;
-		}
-		ret = tc_vb_connect(vb, xf->peer);
+		ret = tc_vb_post_one(tp, &x[i]);
 		if (ret)
 			return ret;
-		if (xf->op == TC_XFER_RECV && r->len <= vb->eager) {
-			tc_vb_recv_eager(vb, ri, xf->peer, xf->tag);
-			ret = 0;
-		} else if (xf->op == TC_XFER_RECV) {
-			ret = tc_vb_enqueue(vb, xf->peer, TC_VB_OP_RTR, ri);
-		} else if (r->len <= vb->eager) {
-			r->matched = 1; /* its place is a receive slot: nothing to wait for */
-			ret = tc_vb_enqueue(vb, xf->peer, TC_VB_OP_EAGER, ri);
-			tp->sends_eager++;
-		} else {
-			uint32_t k;
-
-			ret = 0;
-			tp->sends_rdv++;
-			for (k = 0; k < pe->nrtr && pe->rtr[k].tag != xf->tag; k++)
-				;
-			if (k < pe->nrtr) {
-				struct tc_vb_rtr t = pe->rtr[k];
-
-				memmove(&pe->rtr[k], &pe->rtr[k + 1], (pe->nrtr - k - 1) * sizeof(*pe->rtr));
-				pe->nrtr--;
-				ret = tc_vb_match(vb, ri, &t);
-			}
-		}
-		if (ret)
-			return tc_err(-ENOMEM, "transport verbs: out of memory queueing a transfer");
 	}
 	tc_vb_progress(vb);
 	return 0;
@@ -603,6 +633,7 @@ static void tc_vb_fill_err(struct tc_vb *vb, const struct tc_vb_rec *r, int stat
 	tc_err(status, "transport verbs: node %d (%s)", r->peer, vb->what);
 }
 
+
 /* TC_VERBS_TRACE: stamp the records of [from, to) seen done since the last turn. */
 static void tc_vb_trace_stamp(struct tc_vb *vb, uint32_t from, uint32_t to)
 {
@@ -617,8 +648,8 @@ static void tc_vb_trace_stamp(struct tc_vb *vb, uint32_t from, uint32_t to)
 }
 
 /*
- * TC_VERBS_TRACE: one line on stderr for the step whose records are
- * [from, to): how long the process took before it (since the last one
+ * TC_VERBS_TRACE: one line on stderr for the step or program whose records
+ * are [from, to): how long the process took before it (since the last one
  * ended: packing, unpacking, choosing), its span from the first post to the
  * last completion, and by kind of transfer when the last one ended (us after
  * the first post) and the longest delays: a receive's RTR held back in its
@@ -626,7 +657,7 @@ static void tc_vb_trace_stamp(struct tc_vb *vb, uint32_t from, uint32_t to)
  * RTR and its write, an eager send's time queued. The completions are
  * stamped when a turn of waiting sees them, so a sleep rounds them up.
  */
-static void tc_vb_trace_line(struct tc_vb *vb, uint32_t from, uint32_t to)
+static void tc_vb_trace_line(struct tc_vb *vb, const char *what, uint32_t from, uint32_t to)
 {
 	uint64_t t0 = UINT64_MAX, end = 0, now = tc_vb_now_ns();
 	/* [0] eager receives, [1] rendezvous receives, [2] eager sends, [3] rendezvous sends */
@@ -664,12 +695,12 @@ static void tc_vb_trace_line(struct tc_vb *vb, uint32_t from, uint32_t to)
 	}
 	if (t0 == UINT64_MAX)
 		return;
-	fprintf(stderr, "libtoruscoll: verbs trace rank %d: step %u: %u transfers, %.0f us of process before it, "
+	fprintf(stderr, "libtoruscoll: verbs trace rank %d: %s %u: %u transfers, %.0f us of process before it, "
 		"%.0f us from first post to last completion; eager receives %u (last done at %.0f us), "
 		"rendezvous receives %u (RTR held %.0f us at most, last done at %.0f us), eager sends %u "
 		"(held %.0f us at most, last done at %.0f us), rendezvous sends %u (RTRs arrived at %.0f..%.0f us, "
 		"write held %.0f us and took %.0f us at most, last done at %.0f us); %llu sleeps, %llu turns starved "
-		"of credits\n", vb->rank, vb->trace_seq++, to - from,
+		"of credits\n", vb->rank, what, vb->trace_seq++, to - from,
 		vb->trace_end && t0 > vb->trace_end ? (t0 - vb->trace_end) / 1e3 : 0.0, (end - t0) / 1e3, n[0], last[0],
 		n[1], held[1], last[1], n[2], held[2], last[2], n[3], rtr_first < 0 ? 0 : rtr_first, rtr_last, held[3],
 		write_max, last[3], (unsigned long long)(vb->n_sleeps - vb->trace_sleeps),
@@ -679,6 +710,34 @@ static void tc_vb_trace_line(struct tc_vb *vb, uint32_t from, uint32_t to)
 	vb->trace_starved = vb->n_starved;
 }
 
+/*
+ * One turn of waiting: make progress, busy-poll while there is progress and
+ * briefly after, then sleep in the completion channel; but not while
+ * credits are awaited: their write wakes no one. @idle_from: the time left
+ * when progress was last made.
+ */
+static void tc_vb_turn(struct tc_vb *vb, int64_t left, int64_t *idle_from)
+{
+	if (tc_vb_progress(vb)) {
+		*idle_from = left;
+		return;
+	}
+	vb->n_starved += vb->starved;
+	if (*idle_from - left < vb->spin_ns || vb->starved) {
+		if (vb->spin_yield)
+			sched_yield(); /* oversubscribed: let the ranks we wait for run */
+		return;
+	}
+	tc_vb_block(vb, left / 1000000 + 1 < 100 ? (int)(left / 1000000 + 1) : 100);
+}
+
+/* Every transfer posted so far has finished and been reaped: reuse the records. */
+static void tc_vb_reap(struct tc_vb *vb, unsigned int n)
+{
+	vb->nreaped += n;
+	if (vb->nreaped == vb->nrecs)
+		vb->nrecs = vb->ndone = vb->nreaped = 0;
+}
 
 int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_err *err)
 {
@@ -709,29 +768,157 @@ int tc_vb_wait(struct tc_tp *tp, unsigned int n, int timeout_ms, struct tc_wait_
 				}
 			return -ETIMEDOUT;
 		}
-		/* busy-poll while there is progress and briefly after, then sleep;
-		 * but not while credits are awaited: their write wakes no one */
-		if (tc_vb_progress(vb)) {
-			idle_from = left;
-			if (vb->trace)
-				tc_vb_trace_stamp(vb, vb->nreaped, vb->nrecs);
-			continue;
-		}
-		vb->n_starved += vb->starved;
-		if (idle_from - left < vb->spin_ns || vb->starved) {
-			if (vb->spin_yield)
-				sched_yield(); /* oversubscribed: let the ranks we wait for run */
-			continue;
-		}
-		tc_vb_block(vb, left / 1000000 + 1 < 100 ? (int)(left / 1000000 + 1) : 100);
+		tc_vb_turn(vb, left, &idle_from);
+		if (vb->trace)
+			tc_vb_trace_stamp(vb, vb->nreaped, vb->nrecs);
 	}
 	if (vb->trace)
-		tc_vb_trace_line(vb, vb->nreaped, vb->nrecs);
-	vb->nreaped += n;
-	if (vb->nreaped == vb->nrecs) {
-		/* every transfer posted has finished: records can be reused */
-		vb->nrecs = vb->ndone = vb->nreaped = 0;
+		tc_vb_trace_line(vb, "step", vb->nreaped, vb->nrecs);
+	tc_vb_reap(vb, n);
+	return 0;
+}
+
+/* The bytes of the program's rendezvous receives posted and not yet done. */
+static uint64_t tc_vb_prog_rdv_out(const struct tc_vb *vb, const struct tc_prog *pg)
+{
+	uint64_t out = 0;
+
+	for (uint32_t i = 0; i < pg->n; i++) {
+		const struct tc_vb_rec *r;
+
+		if (vb->prog_rec[i] == UINT32_MAX)
+			continue;
+		r = &vb->recs[vb->prog_rec[i]];
+		if (r->op == TC_XFER_RECV && r->len > vb->eager && !r->done)
+			out += r->len;
 	}
+	return out;
+}
+
+/*
+ * A whole plan as one program in the process: transfer i is posted as soon
+ * as every transfer it depends on (pg->deps, each of a lower index) has
+ * completed, so no step waits for the whole of the step before it. With no
+ * dependencies between them (direct alltoall, staged: sends read the send
+ * area, receives write the receive area) every receive's ready-to-receive
+ * leaves at once and every send's write starts when its RTR arrives: the
+ * RTR round trip of each step and the step barrier go; but rendezvous
+ * receives wait, in the plan's order, while TC_VB_PROG_RDV_BYTES of them
+ * are outstanding (at least one goes): 15 writes of 1 MiB arriving at once
+ * at every rank were slower on soft-RoCE than a step's one. Order keeps it
+ * live: the oldest receive not done is always posted, and the send it waits
+ * for depends only on transfers of earlier steps. Nothing allocates
+ * per call once the map has grown to the plan's size. timeout_ms bounds
+ * the wait for progress: it restarts whenever a transfer completes, as a
+ * stepped run's per-step limit does (a dead peer still fails the call
+ * within the timeout of the last completion).
+ */
+static int tc_vb_prog(struct tc_tp *tp, const struct tc_prog *pg, int timeout_ms, struct tc_wait_err *err,
+		      int *posted)
+{
+	struct tc_vb *vb = to_vb(tp);
+	uint32_t nposted = 0, first = 0, seen = UINT32_MAX, done;
+	uint64_t rdv_out;
+	struct timespec end;
+	int64_t left, idle_from;
+	int ret;
+
+	*posted = 0;
+	err->xfer = -1;
+	if (vb->nrecs != vb->nreaped)
+		return tc_err(-EBUSY, "transport verbs: a program with transfers outstanding");
+	if (tc_grow((void **)&vb->prog_rec, &vb->cap_prog, pg->n, sizeof(*vb->prog_rec), 64) ||
+	    tc_grow((void **)&vb->recs, &vb->cap_recs, pg->n, sizeof(*vb->recs), 16))
+		return tc_err(-ENOMEM, "transport verbs: out of memory for a program of %u transfers", pg->n);
+	for (uint32_t i = 0; i < pg->n; i++)
+		vb->prog_rec[i] = UINT32_MAX;
+	*posted = 1;
+	vb->n_progs++;
+	tc_deadline(&end, timeout_ms);
+	idle_from = tc_ns_left(&end);
+	for (;;) {
+		/* something completed: the limit starts again, and what it made
+		 * ready is posted */
+		if (vb->ndone != seen) {
+			int rdv_held = 0;
+
+			seen = vb->ndone;
+			tc_deadline(&end, timeout_ms);
+			idle_from = tc_ns_left(&end);
+			rdv_out = tc_vb_prog_rdv_out(vb, pg);
+			for (uint32_t i = first; i < pg->n; i++) {
+				const struct tc_xfer *xf = &pg->x[i];
+				int rdv = xf->op == TC_XFER_RECV && xf->nsegs == 1 && xf->segs[0].length > vb->eager;
+				uint32_t d;
+
+				if (vb->prog_rec[i] != UINT32_MAX)
+					continue;
+				/* the rendezvous receives' window, in the plan's order:
+				 * once one waits, the later ones wait behind it */
+				if (rdv && (rdv_held || (rdv_out && (rdv_out >= vb->prog_rdv_bytes ||
+								      xf->segs[0].length > vb->prog_rdv_bytes - rdv_out)))) {
+					vb->n_window += !rdv_held;
+					rdv_held = 1;
+					continue;
+				}
+				for (d = pg->dep_first[i]; d < pg->dep_first[i + 1]; d++) {
+					uint32_t rd = vb->prog_rec[pg->deps[d]];
+
+					if (rd == UINT32_MAX || !vb->recs[rd].done)
+						break;
+				}
+				if (d < pg->dep_first[i + 1]) {
+					rdv_held |= rdv;
+					continue;
+				}
+				if (rdv)
+					rdv_out += xf->segs[0].length;
+				vb->prog_rec[i] = vb->nrecs;
+				ret = tc_vb_post_one(tp, &pg->x[i]);
+				if (ret) {
+					err->xfer = (int)i;
+					err->peer = pg->x[i].peer;
+					return ret;
+				}
+				nposted++;
+			}
+			while (first < pg->n && vb->prog_rec[first] != UINT32_MAX)
+				first++;
+		}
+		/* a failed transfer fails the program at once */
+		done = 0;
+		for (uint32_t i = 0; i < pg->n; i++) {
+			const struct tc_vb_rec *r;
+
+			if (vb->prog_rec[i] == UINT32_MAX)
+				continue;
+			r = &vb->recs[vb->prog_rec[i]];
+			if (r->done && r->status) {
+				tc_vb_fill_err(vb, r, r->status, err);
+				err->xfer = (int)i;
+				return r->status;
+			}
+			done += r->done;
+		}
+		if (done == pg->n)
+			break;
+		left = tc_ns_left(&end);
+		if (left <= 0) {
+			for (uint32_t i = 0; i < pg->n; i++)
+				if (vb->prog_rec[i] != UINT32_MAX && !vb->recs[vb->prog_rec[i]].done) {
+					tc_vb_fill_err(vb, &vb->recs[vb->prog_rec[i]], -ETIMEDOUT, err);
+					err->xfer = (int)i;
+					break;
+				}
+			return -ETIMEDOUT;
+		}
+		tc_vb_turn(vb, left, &idle_from);
+		if (vb->trace)
+			tc_vb_trace_stamp(vb, vb->nreaped, vb->nrecs);
+	}
+	if (vb->trace)
+		tc_vb_trace_line(vb, "program", vb->nreaped, vb->nrecs);
+	tc_vb_reap(vb, nposted);
 	return 0;
 }
 
@@ -742,4 +929,5 @@ const struct tc_transport_ops tc_transport_verbs = {
 	.buffer = tc_vb_buffer,
 	.post = tc_vb_post,
 	.wait = tc_vb_wait,
+	.prog = tc_vb_prog,
 };

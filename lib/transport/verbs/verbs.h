@@ -71,6 +71,17 @@
  * rendezvous writes in flight (over all peers): a write past it waits there
  * the same way.
  *
+ * Programs (TC_VERBS_PROG=1; not yet the default: docs/verbs.md): from a
+ * collective's second call on, a plan whose messages the process need not
+ * pack between steps runs as one program (prog): each
+ * transfer is posted once the transfers it depends on have completed (the
+ * data's own order: a send after the receives that wrote what it reads, a
+ * receive after the transfers that read or wrote where it lands), not when
+ * its whole step's are; every RTR whose receive depends on nothing leaves
+ * at once, up to a window of TC_VB_PROG_RDV_BYTES of rendezvous receives
+ * outstanding (at least one), taken in the plan's order. By default, or
+ * with tc_comm_attr.offload = TC_OFFLOAD_OFF: step by step.
+ *
  * Completion: wait polls the CQ for a bounded time, then arms the completion
  * channel and sleeps in poll() on it and the rdma_cm event channel (so a
  * disconnect or a connection request is seen while blocked). A rejected
@@ -85,7 +96,7 @@
  *   dims.c   the logical torus the ranks form
  *   peer.c   per-peer state: connecting, credits, queues, posting, failure
  *   event.c  rdma_cm events and completions, progress, blocking
- *   ops.c    the transport ops (open, close, buffer, post, wait)
+ *   ops.c    the transport ops (open, close, buffer, post, wait, prog)
  *   probe.c  the cost probe: the model's parameters of this network
  */
 #ifndef TC_TRANSPORT_VERBS_H
@@ -119,6 +130,10 @@
 #define TC_VB_TXH 64	  /* bytes per eager-send header in the send ring */
 #define TC_VB_SPIN_NS 20000 /* busy-poll this long before blocking */
 #define TC_VB_WRITES 0	    /* rendezvous writes in flight a rank at most (0: no limit) */
+/* A program's rendezvous receives posted and not done: at most this many
+ * bytes (at least one receive), so its writes do not all arrive at once
+ * (TC_VERBS_PROG_WINDOW; why this value: docs/verbs.md). */
+#define TC_VB_PROG_RDV_BYTES (1u << 20)
 /* Bytes of header and data a QP is asked to take inline (the device may
  * grant less, or refuse and get sizeof(struct tc_vb_msg)). */
 #define TC_VB_INLINE 256
@@ -278,11 +293,15 @@ struct tc_vb {
 	char dev_name[64];
 	struct tc_vb_rec *recs;
 	uint32_t nrecs, cap_recs, ndone, nreaped;
+	uint32_t *prog_rec; /* prog: transfer -> its record, UINT32_MAX while not posted */
+	uint32_t cap_prog;
 	char what[200]; /* the detail of the last failure */
 	uint32_t cm_tick; /* progress calls since the rdma_cm channel was last read */
 	uint8_t cm_check; /* read it on the next progress call */
 	uint8_t spin_yield; /* sched_yield() between busy polls (TC_VERBS_YIELD) */
 	uint8_t no_inline;  /* TC_VERBS_INLINE=0: every eager send from the registered buffer */
+	uint8_t prog;       /* TC_VERBS_PROG=1: programs (prog); default 0, step by step */
+	uint64_t prog_rdv_bytes; /* prog: rendezvous receive bytes outstanding at most (TC_VERBS_PROG_WINDOW) */
 	int64_t spin_ns;    /* busy-poll this long after the last event (TC_VERBS_SPIN_US) */
 	/* rendezvous writes posted and not completed, over all peers, and the
 	 * most allowed at once (TC_VERBS_WRITES; 0: no limit) */
@@ -290,10 +309,11 @@ struct tc_vb {
 	uint32_t writes_hwm; /* the most writes in flight at once (TC_VERBS_STATS) */
 	uint64_t n_capped;   /* writes that waited for that limit (TC_VERBS_STATS) */
 	/* what waiting did, for TC_VERBS_STATS (printed by close) */
-	uint64_t n_progress, n_cm_reads, n_sleeps, n_inline;
-	/* TC_VERBS_TRACE: this rank prints a line per step */
+	uint64_t n_progress, n_cm_reads, n_sleeps, n_inline, n_progs;
+	uint64_t n_window; /* prog turns that held a rendezvous receive back for the window */
+	/* TC_VERBS_TRACE: this rank prints a line per step or program */
 	uint8_t trace;
-	uint32_t trace_seq;	 /* steps traced so far */
+	uint32_t trace_seq;	 /* steps and programs traced so far */
 	uint64_t trace_end;	 /* when the last one ended (ns) */
 	uint64_t trace_sleeps, trace_starved; /* n_sleeps, starved turns at its end */
 	uint64_t n_starved;	 /* turns that found a queued operation waiting for a credit write */
