@@ -170,7 +170,6 @@ static int tc_vb_setup(struct tc_vb *vb, const char *want, struct tc_vb_card *ca
 	return 0;
 }
 
-
 /*
  * The eager limit: TC_VERBS_EAGER, else TC_VB_EAGER_CAP whatever the job
  * size (the receive slots are a shared pool); and the slot it needs.
@@ -197,7 +196,6 @@ static int tc_vb_eager_env(struct tc_vb *vb)
 		vb->slot = TC_VB_SLOT_MIN;
 	return 0;
 }
-
 
 /*
  * How long wait busy-polls after the last event before it sleeps in the
@@ -632,7 +630,6 @@ static void tc_vb_fill_err(struct tc_vb *vb, const struct tc_vb_rec *r, int stat
 	err->detail = vb->what;
 	tc_err(status, "transport verbs: node %d (%s)", r->peer, vb->what);
 }
-
 
 /* TC_VERBS_TRACE: stamp the records of [from, to) seen done since the last turn. */
 static void tc_vb_trace_stamp(struct tc_vb *vb, uint32_t from, uint32_t to)
