@@ -100,12 +100,9 @@ static int tc_attr_from_env(struct tc_comm_attr *a)
 	else
 		return tc_err(-EINVAL, "TC_TRANSPORT=%s: unknown transport (dev, sim or verbs)", v);
 
-	v = getenv("TC_FABRIC");
-	if (v && *v) {
-		ret = tc_parse_uint("TC_FABRIC", v, &a->fabric_id);
-		if (ret)
-			return ret;
-	}
+	ret = tc_env_uint("TC_FABRIC", &a->fabric_id);
+	if (ret < 0)
+		return ret;
 	v = getenv("TC_NODE");
 	if (v && *v) {
 		ret = tc_parse_uint("TC_NODE", v, &a->node);
@@ -114,13 +111,11 @@ static int tc_attr_from_env(struct tc_comm_attr *a)
 	} else if (a->transport == TC_TRANSPORT_DEV) {
 		return tc_err(-EINVAL, "TC_NODE is not set: the dev transport needs the node index (rank)");
 	}
-	v = getenv("TC_TIMEOUT_MS");
-	if (v && *v) {
-		ret = tc_parse_uint("TC_TIMEOUT_MS", v, &u);
-		if (ret)
-			return ret;
+	ret = tc_env_uint("TC_TIMEOUT_MS", &u);
+	if (ret < 0)
+		return ret;
+	if (ret)
 		a->timeout_ms = u;
-	}
 	if (a->transport == TC_TRANSPORT_SIM)
 		return tc_err(-EINVAL, "TC_TRANSPORT=sim: simulated communicators come from tc_sim_launch()");
 	return 0;
@@ -194,14 +189,11 @@ static int tc_comm_env(struct tc_comm *comm)
 	int ret;
 
 	if (!comm->tp.timeout_ms) {
-		const char *v = getenv("TC_TIMEOUT_MS");
 		unsigned int u = 0;
 
-		if (v && *v) {
-			ret = tc_parse_uint("TC_TIMEOUT_MS", v, &u);
-			if (ret)
-				return ret;
-		}
+		ret = tc_env_uint("TC_TIMEOUT_MS", &u);
+		if (ret < 0)
+			return ret;
 		comm->tp.timeout_ms = u ? (int)u : TC_DEFAULT_TIMEOUT_MS;
 	}
 	ret = tc_zcopy_from_env(comm);

@@ -49,6 +49,8 @@ double tc_now_us(void);
 double tc_median(double *v, int n);
 /* A non-negative decimal environment value that fits in int; -EINVAL (with tc_err) otherwise. */
 int tc_parse_uint(const char *var, const char *val, unsigned int *out);
+/* Environment variable var as tc_parse_uint reads it: 1 with *out set, 0 (*out untouched) when unset or empty. */
+int tc_env_uint(const char *var, unsigned int *out);
 /* Nanoseconds left until ts (negative once it has passed). */
 int64_t tc_ns_left(const struct timespec *ts);
 

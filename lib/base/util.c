@@ -86,3 +86,14 @@ int tc_parse_uint(const char *var, const char *val, unsigned int *out)
 	*out = v;
 	return 0;
 }
+
+int tc_env_uint(const char *var, unsigned int *out)
+{
+	const char *val = getenv(var);
+	int ret;
+
+	if (!val || !*val)
+		return 0;
+	ret = tc_parse_uint(var, val, out);
+	return ret ? ret : 1;
+}

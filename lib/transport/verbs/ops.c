@@ -206,19 +206,18 @@ static int tc_vb_eager_env(struct tc_vb *vb)
  */
 static int tc_vb_spin_env(struct tc_vb *vb)
 {
-	const char *env = getenv("TC_VERBS_SPIN_US");
+	const char *env;
 	unsigned int u;
 	int ret;
 
 	vb->spin_ns = TC_VB_SPIN_NS;
-	if (env && *env) {
-		ret = tc_parse_uint("TC_VERBS_SPIN_US", env, &u);
-		if (ret)
-			return ret;
-		if (u > 1000000)
-			return tc_err(-EINVAL, "TC_VERBS_SPIN_US=%s: microseconds up to 1000000", env);
+	ret = tc_env_uint("TC_VERBS_SPIN_US", &u);
+	if (ret < 0)
+		return ret;
+	if (ret && u > 1000000)
+		return tc_err(-EINVAL, "TC_VERBS_SPIN_US=%u: microseconds up to 1000000", u);
+	if (ret)
 		vb->spin_ns = (int64_t)u * 1000;
-	}
 	env = getenv("TC_VERBS_YIELD");
 	vb->spin_yield = env && *env ? !!strcmp(env, "0") : 2; /* 2: decided by tc_vb_oversubscribed */
 	env = getenv("TC_VERBS_INLINE");
@@ -229,31 +228,20 @@ static int tc_vb_spin_env(struct tc_vb *vb)
 	/* not measured faster everywhere yet (docs/verbs.md): opt-in */
 	vb->prog = env && !strcmp(env, "1");
 	vb->prog_rdv_bytes = TC_VB_PROG_RDV_BYTES;
-	env = getenv("TC_VERBS_PROG_WINDOW");
-	if (env && *env) {
-		ret = tc_parse_uint("TC_VERBS_PROG_WINDOW", env, &u);
-		if (ret)
-			return ret;
+	ret = tc_env_uint("TC_VERBS_PROG_WINDOW", &u);
+	if (ret > 0)
 		vb->prog_rdv_bytes = u ? u : UINT64_MAX;
-	}
-	return 0;
+	return ret < 0 ? ret : 0;
 }
 
 /* TC_VERBS_WRITES=N: at most N rendezvous writes in flight a rank (0: no limit). */
 static int tc_vb_writes_env(struct tc_vb *vb)
 {
-	const char *env = getenv("TC_VERBS_WRITES");
 	unsigned int u;
-	int ret;
+	int ret = tc_env_uint("TC_VERBS_WRITES", &u);
 
-	vb->writes_max = TC_VB_WRITES;
-	if (!env || !*env)
-		return 0;
-	ret = tc_parse_uint("TC_VERBS_WRITES", env, &u);
-	if (ret)
-		return ret;
-	vb->writes_max = u;
-	return 0;
+	vb->writes_max = ret > 0 ? u : TC_VB_WRITES;
+	return ret < 0 ? ret : 0;
 }
 
 /* TC_VERBS_TRACE=RANK or "all": whether this rank traces its steps. */
