@@ -70,7 +70,11 @@ int main(int argc, char **argv)
 	for (size_t c = 0; c < sizeof(b.bad) / sizeof(b.bad[0]); c++)
 		errors += b.bad[c];
 	if (b.fail || ret) {
-		fprintf(stderr, PROG ": %s\n", b.failmsg[0] ? b.failmsg : tc_strerror(ret));
+		if (b.failmsg[0])
+			fprintf(stderr, PROG ": %s\n", b.failmsg);
+		else /* sim: tc_sim_launch's reason (the first failing node's) */
+			fprintf(stderr, PROG ": %s%s%s\n", tc_strerror(ret), *tc_last_error() ? ": " : "",
+				tc_last_error());
 		report_wrong(&run, errors);
 		bench_stop(&run);
 		free(b.recs);
