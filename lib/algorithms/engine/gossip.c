@@ -188,7 +188,7 @@ static int g_arrival(const struct g_state *g, int item, int u)
 {
 	int c = g->item_cyc[item], m = g->clen[c];
 	int i = g->pos[c * g->n + g->item_at[item]], j = g->pos[c * g->n + u];
-	int k = ((j - i) % m + m) % m;
+	int k = j - i < 0 ? j - i + m : j - i; /* both positions lie in 0..m-1 */
 
 	return g->item_t0[item] + (k <= g_half_fwd(m) ? k : m - k);
 }
@@ -266,6 +266,45 @@ static int g_augment(int item, const int *opt, int nopt, int *slot_item, int *it
 }
 
 /*
+ * g_augment for packets of two options, without recursion and with the same
+ * result: a packet displaced from a slot (seen, so skipped) can only try its
+ * other option, so each search is a chain from one of the root's options;
+ * a chain that ends on a free slot is walked again to move every packet on it.
+ */
+static int g_augment2(int item, const int *opt, int *slot_item, int *item_slot, uint32_t *vis, uint32_t stamp)
+{
+	for (int k = 0; k < 2; k++) {
+		int s = opt[2 * item + k];
+
+		if (s < 0 || vis[s] == stamp)
+			continue;
+		vis[s] = stamp;
+		for (int at = s;;) {
+			int y = slot_item[at], o;
+
+			if (y < 0) { /* free: shift the chain from the root */
+				for (int x = item, t = s;;) {
+					int prev = slot_item[t];
+
+					slot_item[t] = x;
+					item_slot[x] = t;
+					if (prev < 0)
+						return 1;
+					t = opt[2 * prev] == t ? opt[2 * prev + 1] : opt[2 * prev];
+					x = prev;
+				}
+			}
+			o = opt[2 * y] == at ? opt[2 * y + 1] : opt[2 * y];
+			if (o < 0 || vis[o] == stamp)
+				break;
+			vis[o] = stamp;
+			at = o;
+		}
+	}
+	return 0;
+}
+
+/*
  * Scratch for placing packets on feeding slots: slot e * (tmax + 1) + t is
  * the link of feeder (or segment end) e in step t, of capacity one.
  */
@@ -273,10 +312,17 @@ struct g_match {
 	int *items;	/* the packets to place */
 	int *opt;	/* nopt candidate slots per packet, -1 for none */
 	int *item_slot; /* the slot a packet got, or -1 */
+	int *pick;	/* g_feed_match: the feeder (0 or 1) that passes each packet */
 	int *slot_item; /* 2 * (tmax + 1): the packet a slot holds, or -1 */
 	uint32_t *vis;	/* 2 * (tmax + 1): the search that last saw a slot (stamp), so none is cleared per packet */
 	uint32_t stamp;
 	int tmax;
+	/* g_match2's graph: slots are vertices, a packet of two options an edge */
+	int *adj_first; /* 2 * (tmax + 1) + 1: CSR of the packets each slot can take */
+	int *adj;	/* 2 * nitems */
+	int *deg;	/* 2 * (tmax + 1): packets a slot can still take, not yet placed */
+	int *comp;	/* 2 * (tmax + 1): the slots of one component */
+	int *peel;	/* 4 * (tmax + 1): slots left with one packet to take */
 };
 
 static int g_match_init(struct g_match *mt, const struct g_state *g)
@@ -290,10 +336,17 @@ static int g_match_init(struct g_match *mt, const struct g_state *g)
 	mt->items = malloc(nit * sizeof(int));
 	mt->opt = malloc(4 * nit * sizeof(int));
 	mt->item_slot = malloc(nit * sizeof(int));
+	mt->pick = malloc(nit * sizeof(int));
 	mt->slot_item = malloc(2 * (mt->tmax + 1) * sizeof(int));
 	mt->vis = calloc(2 * (mt->tmax + 1), sizeof(*mt->vis));
 	mt->stamp = 0;
-	if (!mt->items || !mt->opt || !mt->item_slot || !mt->slot_item || !mt->vis)
+	mt->adj_first = malloc((2 * (mt->tmax + 1) + 1) * sizeof(int));
+	mt->adj = malloc(2 * nit * sizeof(int));
+	mt->deg = malloc(2 * (mt->tmax + 1) * sizeof(int));
+	mt->comp = malloc(2 * (mt->tmax + 1) * sizeof(int));
+	mt->peel = malloc(4 * (mt->tmax + 1) * sizeof(int));
+	if (!mt->items || !mt->opt || !mt->item_slot || !mt->pick || !mt->slot_item || !mt->vis || !mt->adj_first ||
+	    !mt->adj || !mt->deg || !mt->comp || !mt->peel)
 		return -ENOMEM;
 	return 0;
 }
@@ -303,8 +356,164 @@ static void g_match_free(struct g_match *mt)
 	free(mt->items);
 	free(mt->opt);
 	free(mt->item_slot);
+	free(mt->pick);
 	free(mt->slot_item);
 	free(mt->vis);
+	free(mt->adj_first);
+	free(mt->adj);
+	free(mt->deg);
+	free(mt->comp);
+	free(mt->peel);
+}
+
+/* The slot of packet x other than s (s itself for a packet of one option), or -1. */
+static int g_other(const int *opt, int x, int s)
+{
+	int a = opt[2 * x], b = opt[2 * x + 1];
+
+	if (a < 0 || b < 0 || a == b)
+		return a < 0 ? b : a;
+	return a == s ? b : a;
+}
+
+/* Place packet x on slot s and take it out of the graph. */
+static void g_place2(struct g_match *mt, int x, int s)
+{
+	int o = g_other(mt->opt, x, s);
+
+	mt->slot_item[s] = x;
+	mt->item_slot[x] = s;
+	mt->deg[s]--;
+	if (o != s)
+		mt->deg[o]--;
+}
+
+/* A packet slot s can still take (not yet placed), or -1. */
+static int g_live(const struct g_match *mt, int s)
+{
+	for (int i = mt->adj_first[s]; i < mt->adj_first[s + 1]; i++)
+		if (mt->item_slot[mt->adj[i]] < 0)
+			return mt->adj[i];
+	return -1;
+}
+
+/*
+ * One component of g_match2 (slots comp[0..nv-1], ne packets). A slot left
+ * with one packet to take gets it (some maximum matching does so). What
+ * remains of a tree is its root: the latest slot, so that the steps after
+ * the cycles' last are used only where no other placement exists; what
+ * remains of a component with one cycle is that cycle, each packet placed on
+ * the next slot round it. Denser components are left to g_augment2.
+ */
+static void g_match2_comp(struct g_match *mt, int nv, int ne)
+{
+	const int tlen = mt->tmax + 1;
+	int root = -1, np = 0;
+
+	if (ne == nv - 1)
+		for (int i = 0; i < nv; i++)
+			if (root < 0 || mt->comp[i] % tlen < root % tlen ||
+			    (mt->comp[i] % tlen == root % tlen && mt->comp[i] < root))
+				root = mt->comp[i];
+	for (int i = 0; i < nv; i++)
+		if (mt->deg[mt->comp[i]] == 1 && mt->comp[i] != root)
+			mt->peel[np++] = mt->comp[i];
+	while (np) {
+		int s = mt->peel[--np], x, o;
+
+		if (mt->deg[s] != 1 || mt->slot_item[s] >= 0)
+			continue;
+		x = g_live(mt, s);
+		o = g_other(mt->opt, x, s);
+		g_place2(mt, x, s);
+		if (o != s && mt->deg[o] == 1 && o != root && mt->slot_item[o] < 0)
+			mt->peel[np++] = o;
+	}
+	if (ne != nv)
+		return;
+	for (int i = 0; i < nv; i++) {
+		int at = mt->comp[i], x;
+
+		while (mt->deg[at] > 0 && (x = g_live(mt, at)) >= 0) {
+			int o = g_other(mt->opt, x, at);
+
+			g_place2(mt, x, o);
+			at = o;
+		}
+	}
+}
+
+/*
+ * A maximum matching of ni packets of at most two options each to slots, in
+ * time linear in ni and the slots (g_augment2 alone, packet after packet,
+ * walks chains as long as the cycle on some groups). A packet is an edge
+ * between its two slots (a loop for one option); a connected component can
+ * place all its packets exactly when it has no more packets than slots.
+ */
+static int g_match2(struct g_match *mt, int ni)
+{
+	const int ns = 2 * (mt->tmax + 1);
+	int all = 1;
+
+	memset(mt->adj_first, 0, (ns + 1) * sizeof(int));
+	for (int s = 0; s < ns; s++)
+		mt->slot_item[s] = -1;
+	for (int x = 0; x < ni; x++) {
+		int a = mt->opt[2 * x], b = mt->opt[2 * x + 1];
+
+		mt->item_slot[x] = -1;
+		if (a >= 0)
+			mt->adj_first[a + 1]++;
+		if (b >= 0 && b != a) /* one slot twice is one option */
+			mt->adj_first[b + 1]++;
+	}
+	for (int s = 0; s < ns; s++) {
+		mt->deg[s] = mt->adj_first[s + 1];
+		mt->adj_first[s + 1] += mt->adj_first[s];
+	}
+	for (int x = 0, cur; x < ni; x++)
+		for (int k = 0; k < 2; k++)
+			if ((cur = mt->opt[2 * x + k]) >= 0 && (!k || cur != mt->opt[2 * x]))
+				mt->adj[mt->adj_first[cur] + --mt->deg[cur]] = x;
+	for (int s = 0; s < ns; s++) /* the fill above counted deg down to 0 */
+		mt->deg[s] = mt->adj_first[s + 1] - mt->adj_first[s];
+	if (++mt->stamp == 0) {
+		memset(mt->vis, 0, ns * sizeof(*mt->vis));
+		mt->stamp = 1;
+	}
+	for (int s0 = 0; s0 < ns; s0++) {
+		int nv = 0, ne = 0;
+
+		if (mt->vis[s0] == mt->stamp || !mt->deg[s0])
+			continue;
+		mt->vis[s0] = mt->stamp;
+		mt->comp[nv++] = s0;
+		for (int h = 0; h < nv; h++) {
+			int s = mt->comp[h];
+
+			for (int i = mt->adj_first[s]; i < mt->adj_first[s + 1]; i++) {
+				int x = mt->adj[i], o = g_other(mt->opt, x, s);
+
+				if (o == s || s < o) /* a packet counted at its lower slot */
+					ne++;
+				if (o != s && mt->vis[o] != mt->stamp) {
+					mt->vis[o] = mt->stamp;
+					mt->comp[nv++] = o;
+				}
+			}
+		}
+		g_match2_comp(mt, nv, ne);
+	}
+	for (int x = 0; x < ni; x++) {
+		if (mt->item_slot[x] >= 0)
+			continue;
+		if (++mt->stamp == 0) {
+			memset(mt->vis, 0, ns * sizeof(*mt->vis));
+			mt->stamp = 1;
+		}
+		all &= g_augment2(x, mt->opt, mt->slot_item, mt->item_slot, mt->vis, mt->stamp);
+	}
+	return all;
 }
 
 /* Match the first ni packets to slots (nopt options each); 1 if every one got a slot. */
@@ -484,7 +693,7 @@ static int g_bind_segments(struct g_state *g, const char **why)
  * Which of the nf feeders (feeds f0..) passes each of the ni packets: each
  * packet once, each feeding link at most one packet per step.
  */
-static int g_feed_pass(const struct g_state *g, struct g_match *mt, int f0, int nf, int ni, unsigned char *rows)
+static int g_feed_match(const struct g_state *g, struct g_match *mt, int f0, int nf, int ni)
 {
 	const int tmax = mt->tmax;
 	int all;
@@ -493,18 +702,23 @@ static int g_feed_pass(const struct g_state *g, struct g_match *mt, int f0, int 
 		for (int k = 0; k < 2; k++)
 			mt->opt[2 * x + k] = k < nf ? k * (tmax + 1) + g_arrival(g, mt->items[x], g->feeds[f0 + k].feeder)
 						    : -1;
-	all = g_match_all(mt, ni, 2);
+	all = g_match2(mt, ni);
 	for (int x = 0; x < ni; x++) {
-		int k;
-
-		if (mt->item_slot[x] >= 0) {
-			k = mt->item_slot[x] / (tmax + 1);
-		} else {
-			/* no free slot: the earlier feeder passes it in a combined message */
-			k = nf > 1 && mt->opt[2 * x + 1] - (tmax + 1) < mt->opt[2 * x] ? 1 : 0;
-		}
-		rows[(size_t)k * g->nitems + mt->items[x]] = 1;
+		if (mt->item_slot[x] >= 0)
+			mt->pick[x] = mt->item_slot[x] / (tmax + 1);
+		else /* no free slot: the earlier feeder passes it in a combined message */
+			mt->pick[x] = nf > 1 && mt->opt[2 * x + 1] - (tmax + 1) < mt->opt[2 * x] ? 1 : 0;
 	}
+	return all;
+}
+
+/* The same, as one row of nitems per feeder (1: it passes the packet when it arrives). */
+static int g_feed_pass(const struct g_state *g, struct g_match *mt, int f0, int nf, int ni, unsigned char *rows)
+{
+	int all = g_feed_match(g, mt, f0, nf, ni);
+
+	for (int x = 0; x < ni; x++)
+		rows[(size_t)mt->pick[x] * g->nitems + mt->items[x]] = 1;
 	return all;
 }
 
@@ -1210,12 +1424,32 @@ static int gp_fill(struct tc_gossip_prep *x, int gid, int *out)
 {
 	const struct g_state *g = &x->g;
 	const struct g_group *gr = &g->groups[gid];
+	const struct g_match *mt = &x->mt;
 	int ok = 1;
 
-	memset(x->rows, 0, (size_t)gr->nf * g->nitems);
-	ok = g_group_pass(g, &x->mt, gr, x->base, x->rows, NULL);
 	for (int i = 0; i < gr->nf * x->tlen; i++)
 		out[i] = -1;
+	if (gr->seg_off < 0) {
+		/* one-hop feeds: a packet leaves at the step it reaches its feeder (its option's slot) */
+		int ni = g_cycle_items(g, gr->c, g->feeds[gr->f0].target, x->mt.items);
+
+		ok = g_feed_match(g, &x->mt, gr->f0, gr->nf, ni);
+		for (int k = 0; k < gr->nf; k++)
+			for (int i = 0; i < ni; i++) {
+				int t = mt->opt[2 * i + k] - k * (mt->tmax + 1);
+
+				if (mt->pick[i] != k)
+					continue;
+				if (t >= x->tlen || out[k * x->tlen + t] >= 0) {
+					ok = 0;
+					continue;
+				}
+				out[k * x->tlen + t] = mt->items[i];
+			}
+		return ok;
+	}
+	memset(x->rows, 0, (size_t)gr->nf * g->nitems);
+	ok = g_group_pass(g, &x->mt, gr, x->base, x->rows, NULL);
 	for (int k = 0; k < gr->nf; k++)
 		for (int it = 0; it < g->nitems; it++) {
 			int ps = x->rows[(size_t)k * g->nitems + it], t;
