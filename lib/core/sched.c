@@ -51,6 +51,22 @@ struct sources_request {
 
 static __thread struct sources_request tc_sources_req;
 
+/*
+ * The whole build running in this thread (tc_sched_build_whole,
+ * tc_sched_build_streamed): counted once the builder creates its schedule
+ * of this shape and collective, so a builder that refuses the shape before
+ * it creates one is not counted.
+ */
+struct whole_request {
+	const struct tc_shape *shape;
+	enum tc_coll_id coll;
+	int armed, counted;
+};
+
+static __thread struct whole_request tc_whole_req;
+static __thread int tc_whole_last_built; /* the last whole request of this thread created its schedule */
+static unsigned long tc_sched_nwhole; /* atomic */
+
 static const char *const tc_coll_names[TC_COLL_NR] = {
 	[TC_ALLTOALL] = "alltoall",
 	[TC_ALLGATHER] = "allgather",
@@ -92,6 +108,11 @@ struct tc_sched *tc_sched_new(const struct tc_shape *shape, enum tc_coll_id coll
 	s->cite = cite ? cite : "";
 	s->claims = claims;
 	s->npackets = 1;
+	if (tc_whole_req.armed && !tc_whole_req.counted && coll == tc_whole_req.coll &&
+	    tc_shape_equal(shape, tc_whole_req.shape)) {
+		tc_whole_req.counted = 1;
+		__atomic_add_fetch(&tc_sched_nwhole, 1, __ATOMIC_RELAXED);
+	}
 	if (tc_stream_req.armed && !tc_stream_req.attached && coll == tc_stream_req.coll &&
 	    tc_shape_equal(shape, tc_stream_req.shape)) {
 		if (tc_sched_stream(s, tc_stream_req.sink, tc_stream_req.arg)) {
@@ -534,16 +555,27 @@ int tc_sched_done(struct tc_sched *s, int err, struct tc_sched **out, const char
 	return 0;
 }
 
-static unsigned long tc_sched_nwhole; /* atomic */
-
 unsigned long __tc_sched_whole_builds(void)
 {
 	return __atomic_load_n(&tc_sched_nwhole, __ATOMIC_RELAXED);
 }
 
-void tc_sched_count_whole(void)
+int tc_sched_build_whole(const struct tc_algo *algo, const struct tc_shape *shape, struct tc_sched **out,
+			 const char **why)
 {
-	__atomic_add_fetch(&tc_sched_nwhole, 1, __ATOMIC_RELAXED);
+	const struct whole_request saved = tc_whole_req;
+	int err;
+
+	tc_whole_req = (struct whole_request){ .shape = shape, .coll = algo->coll, .armed = 1 };
+	err = algo->build(shape, out, why);
+	tc_whole_last_built = tc_whole_req.counted;
+	tc_whole_req = saved;
+	return err;
+}
+
+int tc_sched_whole_built(void)
+{
+	return tc_whole_last_built;
 }
 
 int tc_sched_build_streamed(const struct tc_algo *algo, const struct tc_shape *shape, tc_step_sink_fn sink,
@@ -561,8 +593,7 @@ int tc_sched_build_streamed(const struct tc_algo *algo, const struct tc_shape *s
 	tc_stream_req = (struct stream_request){
 		.shape = shape, .coll = algo->coll, .sink = sink, .arg = arg, .armed = 1,
 	};
-	tc_sched_count_whole();
-	err = algo->build(shape, &s, why);
+	err = tc_sched_build_whole(algo, shape, &s, why);
 	attached = tc_stream_req.attached;
 	tc_stream_req = saved;
 	if (err)

@@ -169,14 +169,19 @@ void tc_sched_streamed_totals(const struct tc_sched *s, uint64_t *msgs, uint64_t
 int tc_sched_build_streamed(const struct tc_algo *algo, const struct tc_shape *shape, tc_step_sink_fn sink,
 			    void *arg, struct tc_sched **out, const char **why);
 /*
- * Whole schedules this process has started to build (every node's traffic:
- * the schedule cache's builds and streamed builds; a source-restricted
- * build is not one). A rank whose algorithms generate its part alone
- * reaches and runs its collectives with this at 0: the scale tests assert
- * it (tests/vm/scale-run). tc_sched_count_whole() is the builders' side.
+ * Whole schedules this process has built (every node's traffic: the
+ * schedule cache's builds and streamed builds; a source-restricted build is
+ * not one), counted when the builder creates its schedule, so a shape the
+ * builder refuses before that is not counted. A rank whose algorithms
+ * generate its part alone reaches and runs its collectives with this at 0:
+ * the scale tests assert it (tests/vm/scale-run).
  */
 unsigned long __tc_sched_whole_builds(void);
-void tc_sched_count_whole(void);
+/* algo->build(shape, out, why), counted as above when it creates its schedule. */
+int tc_sched_build_whole(const struct tc_algo *algo, const struct tc_shape *shape, struct tc_sched **out,
+			 const char **why);
+/* 1 if the last whole build of this thread (tc_sched_build_whole, streamed or not) was counted. */
+int tc_sched_whole_built(void);
 /*
  * Run algo->build(shape) keeping only the blocks that start at the nodes
  * whose coordinates are all below mod[d] (a fundamental cell of the

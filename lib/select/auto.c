@@ -186,6 +186,7 @@ static int price_alone(const struct tc_shape *shape, const struct tc_cost_params
 
 	if (tc_auto_direct_unpriced(a, shape)) {
 		c->err = -E2BIG;
+		c->how = TC_AUTO_HOW_DIRECT;
 		snprintf(c->why, sizeof(c->why),
 			 "not priced: %d nodes make %lld messages; direct schedules are priced up to %d nodes (%d from their messages)",
 			 shape->nodes, (long long)shape->nodes * (shape->nodes - 1), TC_AUTO_PRICE_MAX_NODES,
@@ -194,11 +195,13 @@ static int price_alone(const struct tc_shape *shape, const struct tc_cost_params
 	}
 	if (a->price && (err = a->price(shape, p, sizes, n, t, &cost, &why)) != -EOPNOTSUPP) {
 		/* the schedule's messages without their blocks (struct tc_algo.price; allport-kd's from a cell's) */
+		c->how = TC_AUTO_HOW_PRICE;
 		__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);
 	} else if (tc_algo_translated(a, shape)) {
 		/* from the cell's blocks and the whole schedule's messages (core/part_sym.h) */
 		struct tc_sym_totals tot;
 
+		c->how = TC_AUTO_HOW_CELL;
 		__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);
 		why = NULL;
 		err = tc_sched_check_translated(a, shape, p, sizes, n, t, &r, &cost, &tot, &why);
@@ -209,6 +212,7 @@ static int price_alone(const struct tc_shape *shape, const struct tc_cost_params
 	} else if (tc_algo_priced_from_parts(a, shape) &&
 		   (err = tc_sched_price_parts(a, shape, p, sizes, n, t, &cost, &ptot, &why)) != -EOPNOTSUPP) {
 		/* from the parts of one cell of nodes (core/part_price.h); nothing else is built */
+		c->how = TC_AUTO_HOW_PARTS;
 		__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);
 	} else {
 		return 0;
@@ -226,8 +230,11 @@ static void price_streamed(const struct tc_shape *shape, const struct tc_cost_pa
 	const char *why = NULL;
 	int err;
 
+	c->how = TC_AUTO_HOW_WHOLE;
 	__atomic_add_fetch(&tc_auto_npriced, 1, __ATOMIC_RELAXED);
 	err = tc_sched_check_streamed(c->algo, shape, p, sizes, n, t, &r, &cost, NULL, NULL, &why);
+	if (!tc_sched_whole_built())
+		c->how = TC_AUTO_HOW_REFUSED; /* the builder refused before it built */
 	if (err == -EPROTO)
 		snprintf(c->why, sizeof(c->why), "%s: schedule fails verification: %.150s", c->algo->name,
 			 r.first_violation);
@@ -316,6 +323,7 @@ static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_sha
 			err = part0_bound(a, shape, &steps, &npk, &why);
 			if (err) {
 				c->err = err;
+				c->how = TC_AUTO_HOW_REFUSED;
 				snprintf(c->why, sizeof(c->why), "%s", why ? why : tc_last_error());
 				continue;
 			}
@@ -330,6 +338,7 @@ static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_sha
 		}
 		if (beaten >= 0) {
 			c->err = -EDOM;
+			c->how = TC_AUTO_HOW_BOUND;
 			snprintf(c->why, sizeof(c->why), "not priced: %.6g us at %zu B at least, more than %s's %.6g us",
 				 lb_hi, hi, e->cand[beaten].algo->name, e->us_hi[beaten]);
 			e->us_lo[k] = lb_lo;
@@ -349,6 +358,7 @@ static struct tc_auto_entry *price_all(enum tc_coll_id coll, const struct tc_sha
 		if (same_as[k] < 0)
 			continue;
 		b = &e->cand[same_as[k]];
+		c->how = TC_AUTO_HOW_SAME;
 		c->err = b->err;
 		c->steps = b->steps;
 		if (b->err) {

@@ -50,8 +50,7 @@ static void __tc_cache_build(struct tc_cache_entry *e)
 	struct tc_sched *s = NULL;
 	int err;
 
-	tc_sched_count_whole();
-	err = e->algo->build(&e->shape, &s, &why);
+	err = tc_sched_build_whole(e->algo, &e->shape, &s, &why);
 	if (err) {
 		e->err = err;
 		snprintf(e->why, sizeof(e->why), "%s", why ? why : tc_last_error());

@@ -41,7 +41,18 @@ struct tc_auto_cand {
 	uint32_t steps; /* startups on the critical path */
 	double us;	/* predicted time for the requested block size; err -EDOM: not
 			 * priced, a lower bound another candidate's price is below */
+	const char *how; /* how auto priced or dismissed it (TC_AUTO_HOW_*) */
 };
+
+/* struct tc_auto_cand.how: what auto built to price a candidate or dismiss it. */
+#define TC_AUTO_HOW_PRICE "messages"	/* its price function: messages without blocks */
+#define TC_AUTO_HOW_CELL "cell"		/* translation-invariant: one cell of sources */
+#define TC_AUTO_HOW_PARTS "cell parts"	/* the parts of one cell of nodes */
+#define TC_AUTO_HOW_DIRECT "unpriced"	/* direct, too many nodes to price */
+#define TC_AUTO_HOW_REFUSED "refused"	/* refused by node 0's part or the builder */
+#define TC_AUTO_HOW_BOUND "bound"	/* a lower bound another candidate beats */
+#define TC_AUTO_HOW_SAME "same as"	/* another candidate's schedule on this shape */
+#define TC_AUTO_HOW_WHOLE "WHOLE"	/* its whole schedule built (streamed) */
 
 struct tc_auto_choice {
 	size_t m;			/* the block size asked for */

@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/check.h"
 #include "select/select.h"
 #include "tap.h"
 
@@ -494,6 +495,45 @@ static void test_no_whole_builds(void)
 		}
 }
 
+/*
+ * The whole-build counter counts builds that build: a builder that refuses
+ * the shape before it creates its schedule (at2 on a 3-D torus, mt3 on a 2-D
+ * one, through the schedule cache and streamed) is not counted; one that
+ * builds (ar on a ring of 6, streamed, and at2 on 4x8 through the cache) is,
+ * once each.
+ */
+static void test_whole_counter(void)
+{
+	struct tc_verify_report r;
+	struct tc_shape s3, s2, ring;
+	const struct tc_sched *s = NULL;
+	struct tc_cost cost;
+	const char *why = NULL;
+	unsigned long w0, w1, w2, w3;
+	int e1, e2, e3, e4;
+
+	tc_shape_parse(&s3, "4x4x4", 0, 0);
+	tc_shape_parse(&s2, "6x6", 0, 0);
+	tc_shape_parse(&ring, "6", 0, 0);
+	w0 = __tc_sched_whole_builds();
+	e1 = tc_sched_get(TC_ALLTOALL, &tc_algo_at2, &s3, &s, &why);
+	e2 = tc_sched_check_streamed(&tc_algo_mt3, &s2, NULL, NULL, 0, NULL, &r, &cost, NULL, NULL, &why);
+	tc_verify_report_free(&r);
+	w1 = __tc_sched_whole_builds();
+	e3 = tc_sched_check_streamed(&tc_algo_ar, &ring, NULL, NULL, 0, NULL, &r, &cost, NULL, NULL, &why);
+	tc_verify_report_free(&r);
+	w2 = __tc_sched_whole_builds();
+	tc_shape_parse(&s2, "4x8", 0, 0);
+	e4 = tc_sched_get(TC_ALLTOALL, &tc_algo_at2, &s2, &s, &why);
+	w3 = __tc_sched_whole_builds();
+	tap_ok(e1 == -EOPNOTSUPP && e2 == -EOPNOTSUPP && w1 == w0,
+	       "whole-build counter: at2 on 4x4x4 (cache) and mt3 on 6x6 (streamed) refused (%d, %d), %lu counted (none may be)",
+	       e1, e2, w1 - w0);
+	tap_ok(!e3 && !e4 && w2 - w1 == 1 && w3 - w2 == 1,
+	       "whole-build counter: ar on a ring of 6 (streamed, %d) and at2 on 4x8 (cache, %d) counted %lu and %lu (1 each)",
+	       e3, e4, w2 - w1, w3 - w2);
+}
+
 static void test_cached(void)
 {
 	struct tc_cost_params p = params[0].p;
@@ -822,6 +862,7 @@ int main(void)
 	test_coll_last_part(); /* first: nothing has built at2 on 8x12 yet */
 	test_hop_term();
 	check_papers();
+	test_whole_counter();
 	test_no_whole_builds();
 	test_grid();
 	test_cached();

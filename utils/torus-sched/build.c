@@ -91,8 +91,10 @@ void sched_choose(struct sched_opts *o, struct sched_result *r)
 	}
 	o->p.flags = o->flags;
 	r->t_choose = now();
+	r->whole_choose = __tc_sched_whole_builds();
 	err = tc_auto_choose(o->coll, &r->shape, o->p.block_bytes, &o->p, &r->choice);
 	r->t_choose = now() - r->t_choose;
+	r->whole_choose = __tc_sched_whole_builds() - r->whole_choose;
 	if (err == -EOPNOTSUPP && o->explain) {
 		if (o->json)
 			sched_print_json_nochoice(o, r);

@@ -31,6 +31,8 @@ void sched_explain_json(const struct tc_auto_choice *c)
 
 		printf("%s{\"algo\":", i ? "," : "");
 		sched_json_str(k->algo->name);
+		printf(",\"priced_by\":");
+		sched_json_str(k->how ? k->how : "");
 		if (k->err) {
 			printf(",\"candidate\":false,\"why\":");
 			sched_json_str(k->why);

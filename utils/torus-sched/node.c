@@ -128,8 +128,8 @@ int sched_node(const struct sched_opts *o, const struct sched_result *r)
 		       (unsigned long long)st.msgs_sent, (unsigned long long)st.msgs_recv,
 		       (unsigned long long)st.blks_sent, (unsigned long long)st.blks_recv,
 		       (unsigned long long)st.blks_fwd);
-		printf(",\"part_bytes\":%zu,\"choose_s\":%.6f,\"build_s\":%.6f,\"build_cpu_s\":%.6f,\"check_s\":%.6f",
-		       st.bytes, r->t_choose, t_wall, t_cpu, t_check);
+		printf(",\"part_bytes\":%zu,\"choose_s\":%.6f,\"choose_whole_builds\":%lu,\"build_s\":%.6f,\"build_cpu_s\":%.6f,\"check_s\":%.6f",
+		       st.bytes, r->t_choose, r->whole_choose, t_wall, t_cpu, t_check);
 		printf(",\"local_check\":%s,\"check\":", check ? "true" : "false");
 		sched_json_str(generated ? (check ? "every receive matches its sender's generator; every own block is sent" : cwhy) :
 				     "not run: cut from the whole schedule, which was verified");
@@ -143,6 +143,8 @@ int sched_node(const struct sched_opts *o, const struct sched_result *r)
 			}
 			printf("]");
 		}
+		if (o->explain)
+			sched_explain_json(&r->choice);
 		printf("}\n");
 	} else {
 		printf("%s %s on %s, node %d of %d: %s\n", tc_coll_str(algo->coll), algo->name, shape_str, node,
@@ -154,7 +156,10 @@ int sched_node(const struct sched_opts *o, const struct sched_result *r)
 		       (unsigned long long)st.blks_sent, (unsigned long long)st.blks_recv,
 		       (unsigned long long)st.blks_fwd, st.bytes);
 		if (r->choice.winner >= 0)
-			printf("  auto chose %s in %.6f s CPU\n", algo->name, r->t_choose);
+			printf("  auto chose %s in %.6f s CPU, %lu whole schedules built\n", algo->name, r->t_choose,
+			       r->whole_choose);
+		if (o->explain)
+			sched_explain_text(&r->choice);
 		printf("  built in %.6f s wall (%.6f s CPU); local check %s%s%s (%.6f s)\n", t_wall, t_cpu,
 		       generated ? (check ? "passed" : "FAILED") : "not run (cut from the verified whole)",
 		       check ? "" : ": ", check ? "" : cwhy, t_check);

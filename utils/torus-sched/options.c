@@ -62,8 +62,10 @@ static const char usage[] =
 	"                   messages costs ts, --msg US times log2 of its busiest\n"
 	"                   node's messages, and tw per byte of all of them; routes\n"
 	"                   and hops cost nothing)\n"
-	"  --explain        with --algo auto: every candidate with its predicted time\n"
-	"                   (or why it is not a candidate) and why the winner won\n"
+	"  --explain        with --algo auto: every candidate with how it was priced\n"
+	"                   (messages, cell, cell parts, a lower bound, WHOLE: its\n"
+	"                   whole schedule built), its predicted time (or why it is\n"
+	"                   not a candidate) and why the winner won; with --node too\n"
 	"  --list           list the algorithms (of --coll if given) and exit\n"
 	"  -h, --help       this text\n"
 	"\n"
@@ -236,6 +238,6 @@ void sched_parse_options(int argc, char **argv, struct sched_opts *o)
 		die(2, "%s", "--dims is required, e.g. --dims 8x8");
 	if (o->mesh && o->wrap)
 		die(2, "%s", "--mesh and --wrap exclude each other");
-	if (o->node >= 0 && (o->run || o->links || o->explain))
-		die(2, "%s", "--node builds one node's part: --run, --links and --explain need the whole schedule");
+	if (o->node >= 0 && (o->run || o->links))
+		die(2, "%s", "--node builds one node's part: --run and --links need the whole schedule");
 }

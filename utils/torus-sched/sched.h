@@ -42,6 +42,7 @@ struct sched_result {
 	const struct tc_algo *algo;
 	struct tc_auto_choice choice; /* --algo auto only */
 	double t_choose;	      /* --algo auto: process CPU seconds of the choice */
+	unsigned long whole_choose;   /* --algo auto: whole schedules the choice built */
 	struct tc_sched *s;
 	struct tc_verify_report rep;
 	struct tc_cost cost;

@@ -25,9 +25,11 @@ void sched_explain_text(const struct tc_auto_choice *c)
 		const struct tc_auto_cand *k = &c->cand[i];
 
 		if (k->err)
-			printf("    %-14s %14s  not a candidate: %s\n", k->algo->name, "-", k->why);
+			printf("    %-14s %-10s %14s  not a candidate: %s\n", k->algo->name, k->how ? k->how : "-", "-",
+			       k->why);
 		else
-			printf("    %-14s %11.6g us  %u startups%s\n", k->algo->name, k->us, k->steps,
+			printf("    %-14s %-10s %11.6g us  %u startups%s\n", k->algo->name, k->how ? k->how : "-", k->us,
+			       k->steps,
 			       i == c->winner ? "  <- winner" : i == c->runner_up ? "  <- runner-up" : "");
 	}
 	printf("  %s\n", reason);
