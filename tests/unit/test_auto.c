@@ -451,48 +451,88 @@ static void test_grid(void)
  * auto prices its candidates without building any whole schedule (the
  * schedule cache's or a streamed one: __tc_sched_whole_builds) on these
  * shapes, both collectives, all-port and one-port, both parameter settings,
- * at 8 B and 1 KiB: from cells, price functions, the parts of one cell, one
- * node's part (a shape it refuses, a lower bound) and the algorithms' own
- * bounds. Not yet everywhere: from 64 KiB on an all-port 2-D torus gossip-ham2
- * is not beaten by a bound (it wins there) and is priced by a streamed
- * build; so are pt4 and mtk on 8x8x8x8 (their cell is the whole torus),
- * pad, opt2d, bcast-pattern and saad-schultz on meshes.
+ * at 8 B, 1 KiB, 64 KiB and 1 MiB: from cells, price functions (gossip-ham2's
+ * from one node's view), the parts of one cell, one node's part (a shape it
+ * refuses, a lower bound) and the algorithms' own bounds. Not yet
+ * everywhere: the (shape, port model, collective) listed in still_whole
+ * still build a candidate whole (streamed) and are not run here; the list is
+ * printed.
  */
 static void test_no_whole_builds(void)
 {
-	static const char *const dims[] = { "8x8", "16x16", "16x32", "32x32", "64x64", "16x16x16" };
-	static const size_t ms[] = { 8, 1024 };
+	static const struct {
+		const char *dims;
+		int mesh;
+	} shapes[] = {
+		{ "8x8", 0 },	{ "16x16", 0 },	   { "16x32", 0 }, { "32x32", 0 }, { "64x64", 0 },
+		{ "18x18", 0 }, { "16x16x16", 0 }, { "8x8", 1 },   { "16x16", 1 }, { "8x8x8x8", 0 },
+	};
+	static const struct {
+		const char *dims;
+		int mesh, one_port, coll;
+		const char *what;
+	} still_whole[] = {
+		{ "18x18", 0, 0, TC_ALLTOALL, "pad" },
+		{ "8x8", 1, 0, TC_ALLTOALL, "pad, opt2d" },
+		{ "16x16", 1, 0, TC_ALLTOALL, "pad, opt2d" },
+		{ "8x8", 1, 0, TC_ALLGATHER, "bcast-pattern, saad-schultz" },
+		{ "16x16", 1, 0, TC_ALLGATHER, "bcast-pattern, saad-schultz" },
+		{ "8x8", 1, 1, TC_ALLGATHER, "saad-schultz, ring" },
+		{ "16x16", 1, 1, TC_ALLGATHER, "saad-schultz, ring" },
+		{ "8x8x8x8", 0, 0, TC_ALLTOALL, "pt4, mtk" },
+		{ "8x8x8x8", 0, 1, TC_ALLTOALL, "pt4, mtk" },
+		{ "8x8x8x8", 0, 0, TC_ALLGATHER, "gossip-ham1" },
+	};
+	static const size_t ms[] = { 8, 1024, 65536, 1048576 };
+	char skipped[600] = "";
 
-	for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++)
-		for (int one_port = 0; one_port < 2; one_port++) {
-			struct tc_shape sh;
-			char name[64], what[160] = "";
-			unsigned long w0 = __tc_sched_whole_builds(), w;
-			int nchoice = 0;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		for (int one_port = 0; one_port < 2; one_port++)
+			for (int coll = TC_ALLTOALL; coll <= TC_ALLGATHER; coll++) {
+				struct tc_shape sh;
+				char name[64], what[200] = "";
+				unsigned long w0 = __tc_sched_whole_builds(), w;
+				int nchoice = 0, skip = -1;
 
-			if (tc_shape_parse(&sh, dims[i], 0, one_port)) {
-				tap_ok(0, "shape %s does not parse", dims[i]);
-				continue;
-			}
-			tc_shape_str(&sh, name, sizeof(name));
-			for (int coll = TC_ALLTOALL; coll <= TC_ALLGATHER; coll++)
+				if (tc_shape_parse(&sh, shapes[i].dims, shapes[i].mesh, one_port)) {
+					tap_ok(0, "shape %s does not parse", shapes[i].dims);
+					continue;
+				}
+				tc_shape_str(&sh, name, sizeof(name));
+				for (size_t k = 0; k < sizeof(still_whole) / sizeof(still_whole[0]); k++)
+					if (!strcmp(still_whole[k].dims, shapes[i].dims) &&
+					    still_whole[k].mesh == shapes[i].mesh && still_whole[k].one_port == one_port &&
+					    still_whole[k].coll == coll)
+						skip = (int)k;
+				if (skip >= 0) {
+					size_t off = strlen(skipped);
+
+					snprintf(skipped + off, sizeof(skipped) - off, "%s%s %s (%s)", off ? "; " : "", name,
+						 tc_coll_str(coll), still_whole[skip].what);
+					continue;
+				}
 				for (int pi = 0; pi < 2; pi++)
-					for (int k = 0; k < 2; k++) {
+					for (size_t k = 0; k < sizeof(ms) / sizeof(ms[0]); k++) {
 						struct tc_auto_choice ch;
 
 						if (tc_auto_choose(coll, &sh, ms[k], &params[pi].p, &ch) || ch.winner < 0) {
-							snprintf(what, sizeof(what), "; %s at %zu B: no choice (%s)",
-								 tc_coll_str(coll), ms[k], tc_last_error());
+							snprintf(what, sizeof(what), "; at %zu B: no choice (%s)", ms[k],
+								 tc_last_error());
 							continue;
 						}
+						for (int c = 0; c < ch.ncand; c++)
+							if (ch.cand[c].how && !strcmp(ch.cand[c].how, TC_AUTO_HOW_WHOLE))
+								snprintf(what, sizeof(what), "; at %zu B (%s) %s built whole", ms[k],
+									 params[pi].name, ch.cand[c].algo->name);
 						nchoice++;
 					}
-			w = __tc_sched_whole_builds() - w0;
-			tap_ok(!w && nchoice == 8 && !what[0],
-			       "auto on %s (%d nodes), alltoall and allgather, 2 parameter settings, 8 B and 1 KiB: "
-			       "%d choices, %lu whole schedules built%s",
-			       name, sh.nodes, nchoice, w, what);
-		}
+				w = __tc_sched_whole_builds() - w0;
+				tap_ok(!w && nchoice == 8 && !what[0],
+				       "auto on %s (%d nodes), %s, 2 parameter settings, 8 B, 1 KiB, 64 KiB and 1 MiB: "
+				       "%d choices, %lu whole schedules built%s",
+				       name, sh.nodes, tc_coll_str(coll), nchoice, w, what);
+			}
+	tap_diag("still built whole by auto (not run here): %s", skipped);
 }
 
 /*

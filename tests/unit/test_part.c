@@ -69,7 +69,8 @@ static const struct {
 	{ "gossip-ham1", { "4x4x4x4", 0, 0 } }, { "gossip-ham1", { "5x4x4x4", 0, 0 } },
 	{ "gossip-ham1", { "4x6x9", 0, 0 } },	{ "allport-kd", { "4x8x12", 0, 0 } },
 	{ "allport-kd", { "4x6x10", 0, 0 } },	{ "allport-kd", { "6x6x10", 0, 0 } },
-	{ "allport-kd", { "2x2x2", 0, 0 } },
+	{ "allport-kd", { "2x2x2", 0, 0 } },	{ "gossip-ham2", { "18x18", 0, 0 } },
+	{ "gossip-ham2", { "32x32", 0, 0 } },	{ "gossip-ham2", { "17x20", 0, 0 } },
 };
 
 /* Shapes of the current algorithm whose parts its generator leaves to the fallback (TC_PART_WHOLE). */

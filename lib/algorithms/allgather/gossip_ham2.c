@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "algorithms/algos.h"
+#include "core/cost.h"
 #include "core/part.h"
 #include "algorithms/engine/gossip.h"
 #include "algorithms/engine/ham_decomp.h"
@@ -400,6 +401,107 @@ static uint64_t send_steps(const struct tc_shape *sh, int *npackets)
 	return (uint64_t)sh->nodes / 2;
 }
 
+/*
+ * The price without the schedule wherever two full Hamiltonian cycles run
+ * (both sides even: Theorem 1's zigzag cycles; a side odd: the square-swap
+ * decomposition, when found). With f = floor(N/2) and b = N - 1 - f: in
+ * each step t < b every PU sends one packet forward and one backward on
+ * each cycle, one hop each, so each of its four out-links and four in-links
+ * carries exactly one one-packet message; in the steps b <= t < f (one, the
+ * last, when N is even; none when N is odd) only the forward streams run,
+ * two sends and two receives a PU. Every PU and every link is busy alike in
+ * every step, so the cost model's state of one PU stands for all: the
+ * schedule costs what the translation-invariant schedule costs in which
+ * every node sends one one-packet message through each of its ports in
+ * steps t < b and through its + port of each dimension in steps b <= t < f.
+ * That one is priced from node 0's messages alone (tc_cost_cell with period
+ * 1): O(N) time and memory, where the whole schedule moves about N^2 packets
+ * N/2 hops each. Routers only (TC_COST_DIRECT serves a port's messages in
+ * turn: -EOPNOTSUPP, priced another way). tests/unit/test_part.c compares
+ * it with the whole schedule's price on every shape it applies to.
+ */
+static int price(const struct tc_shape *shape, const struct tc_cost_params *p, const size_t *sizes, int nsizes,
+		 double *time_us, struct tc_cost *cost, const char **why)
+{
+	const int n = shape->nodes, f = n / 2, b = n - 1 - n / 2, one[TC_MAX_DIMS] = { 1, 1, 1, 1, 1, 1 };
+	struct tc_cost_state *c = NULL;
+	struct tc_msg msgs[4];
+	const struct ham2_cyc *cy;
+	struct tc_sched *shell;
+	int err = ham2_shape(shape, why);
+
+	if (err)
+		return err;
+	if (p && (p->flags & TC_COST_DIRECT)) {
+		*why = "gossip-ham2: priced without its schedule only on routers (not TC_COST_DIRECT)";
+		return -EOPNOTSUPP;
+	}
+	if ((shape->dims[0] & 1) || (shape->dims[1] & 1)) {
+		/* two full cycles where the square swaps find them: node 0's part says so (not TC_PART_WHOLE) */
+		struct tc_part *pt = tc_part_new(shape, TC_ALLGATHER, "gossip-ham2", NULL, 0, 0);
+
+		if (!pt) {
+			*why = "gossip-ham2: out of memory for node 0's part";
+			return -ENOMEM;
+		}
+		err = ham2_part_odd(pt, why);
+		tc_part_free(pt);
+		if (err == TC_PART_WHOLE) {
+			*why = "gossip-ham2: partial cycles (no Hamiltonian decomposition found): priced whole";
+			return -EOPNOTSUPP;
+		}
+		if (err)
+			return err;
+	} else {
+		err = ham2_cycles(shape, &cy);
+		if (err) {
+			*why = "gossip-ham2: out of memory tracing the cycles";
+			return err;
+		}
+		if (!cy->ok) {
+			*why = "gossip-ham2: the rules make no two Hamiltonian cycles here";
+			return -EOPNOTSUPP;
+		}
+	}
+	shell = tc_sched_new(shape, TC_ALLGATHER, "gossip-ham2", HAM2_CITE_EVEN,
+			     TC_CLAIM_CONTENTION_FREE | TC_CLAIM_ONE_HOP);
+	if (!shell) {
+		*why = "gossip-ham2: out of memory pricing the schedule";
+		return -ENOMEM;
+	}
+	shell->npackets = 2;
+	err = tc_cost_begin(shell, p, sizes, nsizes, &c);
+	if (!err)
+		err = tc_cost_cell(c, one);
+	for (int t = 0; t < f && !err; t++) {
+		struct tc_step_view v = { .step = (uint32_t)t, .msgs = msgs };
+
+		for (int port = 0; port < 4; port++) {
+			if (t >= b && (port & 1))
+				continue; /* the last step: the forward streams only, one + port a dimension */
+			memset(&msgs[v.nmsgs], 0, sizeof(msgs[0]));
+			msgs[v.nmsgs].src = 0;
+			msgs[v.nmsgs].dst = tc_shape_neighbor(shape, 0, port);
+			msgs[v.nmsgs].route[port / 2] = (port & 1) ? -1 : 1;
+			msgs[v.nmsgs].step = (uint32_t)t;
+			msgs[v.nmsgs].nblk = 1;
+			v.nmsgs++;
+		}
+		err = tc_cost_step(c, &v);
+	}
+	if (!err) {
+		err = tc_cost_end(c, shell, time_us, cost);
+		c = NULL;
+	}
+	if (c)
+		tc_cost_end(c, NULL, NULL, NULL);
+	tc_sched_free(shell);
+	if (err)
+		*why = err == -ENOMEM ? "gossip-ham2: out of memory pricing the schedule" :
+					"gossip-ham2: pricing the schedule failed";
+	return err;
+}
+
 const struct tc_algo tc_algo_gossip_ham2 = {
 	.name = "gossip-ham2",
 	.coll = TC_ALLGATHER,
@@ -407,4 +509,5 @@ const struct tc_algo tc_algo_gossip_ham2 = {
 	.build = build,
 	.part = part,
 	.send_steps = send_steps,
+	.price = price,
 };
