@@ -13,7 +13,13 @@
  * same part pointer for a key; the generated and fallback counters grew by
  * exactly one per key together (a second build of a key counts twice; which
  * of the two a key takes is not this test's business); the error is
- * the same -EOPNOTSUPP for every thread. Run under ThreadSanitizer by
+ * the same -EOPNOTSUPP for every thread.
+ *
+ * Then a generator's own per-shape cache: allport-kd keeps the plans of two
+ * shapes and generates parts from them outside its lock. Eight threads build
+ * (uncached, tc_part_build) every node's part of three shapes in turn, so a
+ * plan is wanted for a third shape while two are being read; every part must
+ * equal the one built by one thread before. Run under ThreadSanitizer by
  * make check-sanitize-quick.
  */
 #include <errno.h>
@@ -68,6 +74,90 @@ static void *worker(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/* allport-kd on three shapes: one more than its plan cache holds */
+#define KD_SHAPES 3
+#define KD_NODES 32
+static const int kd_dims[KD_SHAPES][3] = { { 4, 4, 2 }, { 4, 2, 4 }, { 2, 4, 4 } };
+static struct tc_shape kd_shape[KD_SHAPES];
+static struct tc_part *kd_ref[KD_SHAPES][KD_NODES];
+static const struct tc_algo *kd_algo;
+
+struct kd_res {
+	int id;
+	int errs, differ;
+	char first[160];
+};
+
+static void *kd_worker(void *arg)
+{
+	struct kd_res *r = arg;
+
+	pthread_barrier_wait(&start);
+	for (int i = 0; i < KD_SHAPES * KD_NODES; i++) {
+		int j = (i + r->id * 5) % (KD_SHAPES * KD_NODES);
+		int sh = j % KD_SHAPES, n = j / KD_SHAPES; /* the shapes in turn */
+		struct tc_part *p = NULL;
+		const char *why = NULL;
+		char diff[128];
+
+		if (tc_part_build(TC_ALLTOALL, kd_algo, &kd_shape[sh], n, &p, &why)) {
+			if (!r->errs++)
+				snprintf(r->first, sizeof(r->first), "node %d of shape %d: %s", n, sh, why ? why : "?");
+		} else if (!tc_part_equal(p, kd_ref[sh][n], diff, sizeof(diff))) {
+			if (!r->differ++ && !r->errs)
+				snprintf(r->first, sizeof(r->first), "node %d of shape %d: %s", n, sh, diff);
+		}
+		tc_part_free(p);
+	}
+	return NULL;
+}
+
+static void test_kd_plans(void)
+{
+	static struct kd_res res[NTHREADS];
+	pthread_t tid[NTHREADS];
+	int started = 0, errs = 0, differ = 0, refs = 0;
+
+	kd_algo = tc_algo_find(TC_ALLTOALL, "allport-kd");
+	if (!tap_ok(kd_algo != NULL, "algorithm allport-kd is registered"))
+		return;
+	for (int sh = 0; sh < KD_SHAPES; sh++) {
+		if (tc_shape_init(&kd_shape[sh], 3, kd_dims[sh], 7, 0)) /* every dimension wraps */
+			return (void)tap_ok(0, "shape %d", sh);
+		for (int n = 0; n < KD_NODES; n++) {
+			const char *why = NULL;
+
+			refs += !tc_part_build(TC_ALLTOALL, kd_algo, &kd_shape[sh], n, &kd_ref[sh][n], &why);
+		}
+	}
+	if (!tap_ok(refs == KD_SHAPES * KD_NODES, "allport-kd: %d of %d reference parts built by one thread", refs,
+		    KD_SHAPES * KD_NODES))
+		return;
+	pthread_barrier_init(&start, NULL, NTHREADS);
+	for (int t = 0; t < NTHREADS; t++) {
+		res[t].id = t;
+		if (pthread_create(&tid[t], NULL, kd_worker, &res[t]))
+			break;
+		started++;
+	}
+	if (!tap_ok(started == NTHREADS, "allport-kd: started %d of %d threads", started, NTHREADS))
+		exit(tap_done()); /* the started ones wait at the barrier */
+	for (int t = 0; t < NTHREADS; t++) {
+		pthread_join(tid[t], NULL);
+		errs += res[t].errs;
+		differ += res[t].differ;
+	}
+	pthread_barrier_destroy(&start);
+	tap_ok(!errs && !differ,
+	       "allport-kd: %d threads built every node's part of 4x4x2, 4x2x4 and 2x4x4 in turn, each equal to "
+	       "one thread's (%d failed, %d differ%s%s)",
+	       NTHREADS, errs, differ, errs || differ ? "; first: " : "",
+	       errs || differ ? (res[0].errs || res[0].differ ? res[0].first : "another thread's") : "");
+	for (int sh = 0; sh < KD_SHAPES; sh++)
+		for (int n = 0; n < KD_NODES; n++)
+			tc_part_free(kd_ref[sh][n]);
 }
 
 int main(void)
@@ -138,5 +228,6 @@ int main(void)
 	}
 	tap_ok(__tc_part_generated() == gen0, "asked again, at2's 64 parts come from the cache (%lu built)",
 	       __tc_part_generated() - gen0);
+	test_kd_plans();
 	return tap_done();
 }

@@ -1014,6 +1014,8 @@ struct kd_plan {
 	 * grp[grp_first[key] .. grp_first[key + 1]), key ((i * k + d) * maxL + r) * 2 + t */
 	uint32_t *grp_first, *grp;
 	uint64_t used;
+	int refs; /* readers outside kd_plan_lock (kd_plan_get to kd_plan_put); kd_plan_lock */
+	int heap; /* not one of kd_plans (all were in use): freed by the last kd_plan_put */
 };
 
 static size_t kd_key(const struct kd *g, int i, int d, int r, int t)
@@ -1209,22 +1211,39 @@ static pthread_mutex_t kd_plan_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kd_plan kd_plans[KD_PLANS]; /* protected by kd_plan_lock */
 static uint64_t kd_plan_clock;		  /* protected by kd_plan_lock */
 
-/* The cached plan of shape; kd_plan_lock held. */
+/*
+ * The plan of shape, cached, with a reference the caller drops with
+ * kd_plan_put: a plan is read-only once built, so parts and prices read it
+ * without the lock while no other shape can evict it. When every cached
+ * plan is in use, a plan of the caller's own (heap). NULL when out of memory.
+ */
 static struct kd_plan *kd_plan_get(const struct tc_shape *shape)
 {
-	struct kd_plan *pl, *victim = &kd_plans[0];
+	struct kd_plan *pl, *victim = NULL;
 
+	pthread_mutex_lock(&kd_plan_lock);
 	for (int i = 0; i < KD_PLANS; i++) {
 		pl = &kd_plans[i];
 		if (pl->used && tc_shape_equal(&pl->shape, shape)) {
 			pl->used = ++kd_plan_clock;
+			pl->refs++;
+			pthread_mutex_unlock(&kd_plan_lock);
 			return pl;
 		}
-		if (pl->used < victim->used)
+		if (!pl->refs && (!victim || pl->used < victim->used))
 			victim = pl;
 	}
+	if (victim) {
+		kd_plan_clear(victim);
+	} else {
+		victim = calloc(1, sizeof(*victim));
+		if (!victim) {
+			pthread_mutex_unlock(&kd_plan_lock);
+			return NULL;
+		}
+		victim->heap = 1;
+	}
 	pl = victim;
-	kd_plan_clear(pl);
 	pl->err = kd_plan_build(pl, shape);
 	if (pl->err && pl->g) {
 		kd_free(pl->g);
@@ -1232,7 +1251,22 @@ static struct kd_plan *kd_plan_get(const struct tc_shape *shape)
 		pl->g = NULL;
 	}
 	pl->used = ++kd_plan_clock;
+	pl->refs = 1;
+	pthread_mutex_unlock(&kd_plan_lock);
 	return pl;
+}
+
+static void kd_plan_put(struct kd_plan *pl)
+{
+	int last;
+
+	pthread_mutex_lock(&kd_plan_lock);
+	last = !--pl->refs && pl->heap;
+	pthread_mutex_unlock(&kd_plan_lock);
+	if (last) {
+		kd_plan_clear(pl);
+		free(pl);
+	}
 }
 
 /* Node n's messages: one per (step, dimension, direction, send or receive). */
@@ -1377,10 +1411,11 @@ static int part(struct tc_part *p, const char **why)
 	uint32_t nsteps = 0;
 	int err;
 
-	pthread_mutex_lock(&kd_plan_lock);
 	pl = kd_plan_get(&p->shape);
-	err = pl->err;
-	if (err) {
+	err = pl ? pl->err : -ENOMEM;
+	if (!pl) {
+		*why = "allport-kd: out of memory for the shape's part plan";
+	} else if (err) {
 		*why = pl->why;
 	} else {
 		nsteps = pl->nsteps;
@@ -1391,7 +1426,8 @@ static int part(struct tc_part *p, const char **why)
 			*why = err == -ENOMEM ? "allport-kd: out of memory building the node's part" :
 						"allport-kd: internal error building the node's part";
 	}
-	pthread_mutex_unlock(&kd_plan_lock);
+	if (pl)
+		kd_plan_put(pl);
 	for (size_t bx = 0; box && bx < nbox; bx++)
 		free(box[bx].v);
 	free(box);
@@ -1454,12 +1490,13 @@ static int price(const struct tc_shape *shape, const struct tc_cost_params *p, c
 		if (in)
 			cell[ncell++] = x;
 	}
-	pthread_mutex_lock(&kd_plan_lock);
 	{
-		const struct kd_plan *pl = kd_plan_get(shape);
+		struct kd_plan *pl = kd_plan_get(shape);
 
-		err = pl->err;
-		if (err) {
+		err = pl ? pl->err : -ENOMEM;
+		if (!pl) {
+			*why = "allport-kd: out of memory for the shape's part plan";
+		} else if (err) {
 			*why = pl->why;
 		} else {
 			nsteps = pl->nsteps;
@@ -1471,8 +1508,9 @@ static int price(const struct tc_shape *shape, const struct tc_cost_params *p, c
 			if (err && err != -ENOMEM)
 				*why = "allport-kd: internal error counting a node's sends";
 		}
+		if (pl)
+			kd_plan_put(pl);
 	}
-	pthread_mutex_unlock(&kd_plan_lock);
 	msgs = err ? NULL : calloc((size_t)ncell * k * 2 + 1, sizeof(*msgs));
 	if (!err && !msgs)
 		err = -ENOMEM;
