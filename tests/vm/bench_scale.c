@@ -57,8 +57,10 @@
  *
  * SCALE_KILL=K: after both collectives and a barrier, rank K kills itself
  * (SIGKILL) and every other rank calls one more alltoall, which must fail:
- * each prints "scale-fault rank=R ms=.. err=..: <error>" (the time the call
- * took) and exits 3; one whose call succeeds exits 1.
+ * each prints "scale-fault rank=R ms=.. end_s=.. err=..: <error>" (the time
+ * the call took, and when it ended in seconds since SCALE_T0) and exits 3;
+ * one whose call succeeds exits 1. Rank K prints "scale-kill rank=K at_s=.."
+ * (seconds since SCALE_T0) just before it dies.
  *
  * Exit status: 0, 1 (a wrong byte, a failed call, a whole schedule built
  * under SCALE_NO_WHOLE=1), 3 (SCALE_KILL: the call failed as it should).
@@ -486,6 +488,7 @@ int main(int argc, char **argv)
 		if (ret)
 			return fail("tc_barrier", ret);
 		if (me == kill_rank) {
+			printf("scale-kill rank=%d at_s=%.3f\n", me, t0s ? real_s() - strtod(t0s, NULL) : 0);
 			fflush(NULL);
 			raise(SIGKILL);
 		}
@@ -499,7 +502,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "scale: rank %d: the alltoall after rank %d died succeeded\n", me, kill_rank);
 			return 1;
 		}
-		printf("scale-fault rank=%d ms=%.0f err=%d: %s\n", me, t, ret, tc_last_error());
+		printf("scale-fault rank=%d ms=%.0f end_s=%.3f err=%d: %s\n", me, t,
+		       t0s ? real_s() - strtod(t0s, NULL) : 0, ret, tc_last_error());
 		fflush(stdout);
 		tc_comm_destroy(comm);
 		return 3;
