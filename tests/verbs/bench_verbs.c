@@ -17,11 +17,21 @@
  * buffer of a rank), algbw = S / t, busbw = algbw * (P - 1) / P for both
  * alltoall and allgather. An algorithm that does not build on the shape is
  * left out; algorithms other than auto run only up to --max-algo-bytes per
- * block (default 16384), auto up to the largest size.
+ * block (default 16384), auto up to the largest size. BENCH_ITERS=N is
+ * --iters N.
+ *
+ * BENCH_RXE=DEV (tests/cluster/profile): the first rank on each host prints
+ * what DEV's port 1 counted (packets sent and received, retransmissions)
+ * during each phase of the job: tc_comm_create (connections and the cost
+ * probe), each point's checked call, its timed calls, each phase closed by
+ * a barrier, the counters read, and a second barrier (so the barriers'
+ * few packets are in the phases too).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perf_ctl.h"
 #include <time.h>
@@ -59,6 +69,73 @@ static int check(const char *rb, int me, int P, size_t m, int a2a)
 	return 0;
 }
 
+/* BENCH_RXE: the counters one host's ranks share, read by its first rank. */
+static const char *const rxe_name[] = { "sent_pkts", "rcvd_pkts", "completer_retry_err", "rcvd_seq_err",
+					 "duplicate_request", "out_of_seq_request" };
+#define RXE_N (sizeof(rxe_name) / sizeof(rxe_name[0]))
+static const char *rxe_dev;
+static int rxe_reader = 1; /* this rank reads (the first on its host); before create: every rank */
+static char rxe_host[64];
+static long long rxe_last[RXE_N];
+
+static void rxe_read(long long *v)
+{
+	for (size_t i = 0; i < RXE_N; i++) {
+		char path[160];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s", rxe_dev, rxe_name[i]);
+		v[i] = -1;
+		f = fopen(path, "r");
+		if (f) {
+			if (fscanf(f, "%lld", &v[i]) != 1)
+				v[i] = -1;
+			fclose(f);
+		}
+	}
+}
+
+/* Close a phase: barrier, read and print what moved since the last one, barrier. */
+static int rxe_phase(tc_comm_t *comm, const char *what)
+{
+	long long v[RXE_N];
+	int ret;
+
+	if (!rxe_dev)
+		return 0;
+	ret = tc_barrier(comm);
+	if (ret)
+		return ret;
+	if (rxe_reader) {
+		rxe_read(v);
+		fprintf(stderr, "# rxe %s on %s: %s:", rxe_dev, rxe_host, what);
+		for (size_t i = 0; i < RXE_N; i++)
+			fprintf(stderr, " %s %lld", rxe_name[i], v[i] - rxe_last[i]);
+		fprintf(stderr, "\n");
+		memcpy(rxe_last, v, sizeof(v));
+	}
+	return tc_barrier(comm);
+}
+
+/* After create: the first rank of each host (by rank) is its reader. */
+static int rxe_readers(tc_comm_t *comm, int me, int P)
+{
+	char *all;
+	int ret;
+
+	if (!rxe_dev)
+		return 0;
+	all = malloc((size_t)P * sizeof(rxe_host));
+	if (!all)
+		return -ENOMEM;
+	ret = tc_allgather(comm, rxe_host, all, sizeof(rxe_host));
+	for (int r = 0; r < me && !ret; r++)
+		if (!strcmp(all + (size_t)r * sizeof(rxe_host), rxe_host))
+			rxe_reader = 0;
+	free(all);
+	return ret;
+}
+
 static int parse_list(char *s, char **out, int max)
 {
 	int n = 0;
@@ -91,6 +168,15 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--colls"))
 			colls = (strstr(argv[i + 1], "alltoall") ? 1 : 0) | (strstr(argv[i + 1], "allgather") ? 2 : 0);
 	}
+	if (!want_iters && getenv("BENCH_ITERS"))
+		want_iters = atoi(getenv("BENCH_ITERS"));
+	rxe_dev = getenv("BENCH_RXE");
+	if (rxe_dev && !*rxe_dev)
+		rxe_dev = NULL;
+	if (rxe_dev) {
+		gethostname(rxe_host, sizeof(rxe_host) - 1);
+		rxe_read(rxe_last); /* nothing of this job on the wire yet: no rank is past create */
+	}
 	nsz = parse_list(sizes_s, sz, 32);
 	nal = parse_list(algos_s, al, 32);
 	ret = tc_comm_create(NULL, &comm);
@@ -100,6 +186,13 @@ int main(int argc, char **argv)
 	}
 	me = tc_comm_rank(comm);
 	P = tc_comm_size(comm);
+	ret = rxe_readers(comm, me, P);
+	if (!ret)
+		ret = rxe_phase(comm, "tc_comm_create (connections, the cost probe)");
+	if (ret) {
+		fprintf(stderr, "bench_verbs: BENCH_RXE: %s\n", tc_strerror(ret));
+		return 1;
+	}
 	if (!me)
 		printf("# %d ranks, transport %s; t = slowest rank, S = m * P, busbw = algbw * (P-1)/P\n"
 		       "# %-9s %-14s %10s %6s %12s %12s %12s\n",
@@ -140,6 +233,13 @@ int main(int argc, char **argv)
 					free(rb);
 					break; /* not for this shape */
 				}
+				if (!ret && rxe_dev) {
+					char what[96];
+
+					snprintf(what, sizeof(what), "%s %s %zu B: the checked call", c ? "allgather" : "alltoall",
+						 al[a], m);
+					ret = rxe_phase(comm, what);
+				}
 				ret = ret ? ret : tc_barrier(comm);
 				perf_ctl(me, "enable");
 				bench_mark(me, "begin", c ? "allgather" : "alltoall", al[a], m, iters);
@@ -149,6 +249,13 @@ int main(int argc, char **argv)
 				t = (now_us() - t0) / iters;
 				bench_mark(me, "end", c ? "allgather" : "alltoall", al[a], m, iters);
 				perf_ctl(me, "disable");
+				if (!ret && rxe_dev) {
+					char what[96];
+
+					snprintf(what, sizeof(what), "%s %s %zu B: %d timed calls", c ? "allgather" : "alltoall",
+						 al[a], m, iters);
+					ret = rxe_phase(comm, what);
+				}
 				if (!ret)
 					ret = tc_allreduce(comm, &t, &tmax, 1, TC_DOUBLE, TC_MAX);
 				free(sb);
@@ -172,5 +279,16 @@ int main(int argc, char **argv)
 		}
 	}
 	tc_comm_destroy(comm);
+	if (rxe_dev && rxe_reader) { /* no barrier left: read 2 s after this rank's destroy */
+		long long v[RXE_N];
+
+		sleep(2);
+		rxe_read(v);
+		fprintf(stderr, "# rxe %s on %s: the last allreduce and tc_comm_destroy (2 s after this rank's):", rxe_dev,
+			rxe_host);
+		for (size_t i = 0; i < RXE_N; i++)
+			fprintf(stderr, " %s %lld", rxe_name[i], v[i] - rxe_last[i]);
+		fprintf(stderr, "\n");
+	}
 	return 0;
 }
