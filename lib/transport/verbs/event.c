@@ -47,6 +47,21 @@ static void tc_vb_on_request(struct tc_vb *vb, struct rdma_cm_event *ev, const s
 	vb->peers[rank].state = TC_VB_ACCEPTING;
 }
 
+/* TC_VERBS_TRACE: what the QP to rank came up with (the retransmit timer, the MTU). */
+static void tc_vb_trace_qp(struct tc_vb *vb, int rank)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(vb->peers[rank].id->qp, &a, IBV_QP_TIMEOUT | IBV_QP_PATH_MTU | IBV_QP_RETRY_CNT, &ia))
+		return;
+	fprintf(stderr,
+		"libtoruscoll: verbs trace rank %d: QP to rank %d up: local ACK timeout %u (%.3g ms), retry count %u, "
+		"path MTU %d B\n",
+		vb->rank, rank, a.timeout, a.timeout ? 4.096e-3 * (double)(1ull << a.timeout) : 0.0, a.retry_cnt,
+		128 << a.path_mtu);
+}
+
 static void tc_vb_on_cm(struct tc_vb *vb, struct rdma_cm_event *ev, const struct tc_vb_hello *hello)
 {
 	int rank = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ? -1 : tc_vb_rank_of(vb, ev->id);
@@ -78,6 +93,8 @@ static void tc_vb_on_cm(struct tc_vb *vb, struct rdma_cm_event *ev, const struct
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (pe && (pe->state == TC_VB_CONNECTING || pe->state == TC_VB_ACCEPTING)) {
 			pe->state = TC_VB_UP;
+			if (vb->trace)
+				tc_vb_trace_qp(vb, rank);
 			tc_vb_flush(vb, rank);
 		}
 		break;

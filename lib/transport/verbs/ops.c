@@ -244,6 +244,18 @@ static int tc_vb_writes_env(struct tc_vb *vb)
 	return ret < 0 ? ret : 0;
 }
 
+/* TC_VERBS_ACK_TIMEOUT=N (1..31): the QPs' local ACK timeout, 4.096 us * 2^N. */
+static int tc_vb_ack_timeout_env(struct tc_vb *vb)
+{
+	unsigned int u;
+	int ret = tc_env_uint("TC_VERBS_ACK_TIMEOUT", &u);
+
+	if (ret > 0 && u > 31)
+		return tc_err(-EINVAL, "TC_VERBS_ACK_TIMEOUT=%u: expected 1..31 (4.096 us * 2^N), or 0 for rdma_cm's", u);
+	vb->ack_timeout = ret > 0 ? u : TC_VB_ACK_TIMEOUT;
+	return ret < 0 ? ret : 0;
+}
+
 /* TC_VERBS_TRACE=RANK or "all": whether this rank traces its steps. */
 static int tc_vb_trace_env(struct tc_vb *vb)
 {
@@ -308,6 +320,8 @@ static int tc_vb_open(struct tc_tp *tp, const struct tc_comm_attr *attr)
 		ret = tc_vb_trace_env(vb);
 	if (!ret)
 		ret = tc_vb_writes_env(vb);
+	if (!ret)
+		ret = tc_vb_ack_timeout_env(vb);
 	if (ret)
 		goto err_free;
 	vb->peers = calloc(vb->size, sizeof(*vb->peers));

@@ -136,6 +136,10 @@ int tc_vb_make_qp(struct tc_vb *vb, int rank, struct rdma_cm_id *id)
 	};
 	struct tc_vb_peer *pe = &vb->peers[rank];
 
+	/* before the QP reaches RTS, where rdma_cm applies it */
+	if (vb->ack_timeout &&
+	    rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &vb->ack_timeout, sizeof(vb->ack_timeout)))
+		return -errno;
 	/* a device that takes less inline gets asked for a control message's worth */
 	if (rdma_create_qp(id, vb->pd, &qa)) {
 		qa.cap.max_inline_data = sizeof(struct tc_vb_msg);

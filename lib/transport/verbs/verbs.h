@@ -130,6 +130,7 @@
 #define TC_VB_TXH 64	  /* bytes per eager-send header in the send ring */
 #define TC_VB_SPIN_NS 20000 /* busy-poll this long before blocking */
 #define TC_VB_WRITES 0	    /* rendezvous writes in flight a rank at most (0: no limit) */
+#define TC_VB_ACK_TIMEOUT 0 /* the QPs' local ACK timeout exponent (0: rdma_cm's default) */
 /* A program's rendezvous receives posted and not done: at most this many
  * bytes (at least one receive), so its writes do not all arrive at once
  * (TC_VERBS_PROG_WINDOW; why this value: docs/verbs.md). */
@@ -307,6 +308,9 @@ struct tc_vb {
 	 * most allowed at once (TC_VERBS_WRITES; 0: no limit) */
 	uint32_t writes_out, writes_max;
 	uint32_t writes_hwm; /* the most writes in flight at once (TC_VERBS_STATS) */
+	/* the QPs' local ACK timeout, 4.096 us * 2^ack_timeout (TC_VERBS_ACK_TIMEOUT;
+	 * 0: rdma_cm's own) */
+	uint8_t ack_timeout;
 	uint64_t n_capped;   /* writes that waited for that limit (TC_VERBS_STATS) */
 	/* what waiting did, for TC_VERBS_STATS (printed by close) */
 	uint64_t n_progress, n_cm_reads, n_sleeps, n_inline, n_progs;
