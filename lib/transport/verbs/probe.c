@@ -51,6 +51,15 @@
  * over the ranks, so every rank prices alike (and picks the same
  * algorithm), and fits ts, lat, tw and rdv to them (tc_cost_fit_direct),
  * tw_big (tc_cost_fit_big) and ts_cap (tc_cost_fit_fan).
+ * TC_VERBS_PROBE_CACHE=FILE keeps the figures across jobs: rank 0 reads
+ * them from FILE when it holds figures of a job like this one (the same
+ * device name, job size, number of hosts (distinct addresses) and eager
+ * limit) and hands them to every rank in one out-of-band exchange, so no
+ * rank probes (over the network the probe is most of what a job sends
+ * before its first collective: docs/benchmarks.md, two guests) and every
+ * job prices, and picks, alike; otherwise the ranks probe and rank 0 adds
+ * them to FILE (a line per kind of job; a new file renamed over it).
+ * Without it, every communicator probes.
  * TC_VERBS_PROBE=0, both TC_COST_TS_US and TC_COST_TW_US set, or the
  * runtime's own exchange (tc_comm_attr.oob_allgather, called once) skips it:
  * the module's default timing with TC_COST_DIRECT (then TC_COST_* apply);
@@ -209,7 +218,86 @@ static int tc_vb_measure(struct tc_tp *tp, int q, int k, int k_all, double *mine
 	return ret;
 }
 
-static void tc_vb_probe_print(const struct tc_cost_params *p, const double *v, size_t mid, int q, int k, int k_all)
+/* The cache's key: what the figures depend on besides the network's load. */
+static void tc_vb_probe_key(const struct tc_vb *vb, char *key, size_t n)
+{
+	int hosts = 0;
+
+	for (int r = 0; r < vb->size; r++) {
+		int seen = 0;
+
+		for (int o = 0; o < r && !seen; o++)
+			seen = vb->peers[o].card.ipv4 == vb->peers[r].card.ipv4;
+		hosts += !seen;
+	}
+	snprintf(key, n, "device %s ranks %d hosts %d eager %zu", vb->dev_name, vb->size, hosts, (size_t)vb->eager);
+}
+
+#define TC_VB_PROBE_MAGIC "libtoruscoll verbs probe 1:"
+
+/* Rank 0: the figures in path for key into v (1), or none there (0). */
+static int tc_vb_probe_load(const char *path, const char *key, double *v)
+{
+	char line[512], *p;
+	FILE *f = fopen(path, "r");
+	int ok = 0;
+
+	if (!f)
+		return 0;
+	while (!ok && fgets(line, sizeof(line), f)) {
+		size_t km = strlen(TC_VB_PROBE_MAGIC), kl = strlen(key);
+
+		if (strncmp(line, TC_VB_PROBE_MAGIC, km) || line[km] != ' ' || strncmp(line + km + 1, key, kl) ||
+		    strncmp(line + km + 1 + kl, ": ", 2))
+			continue;
+		p = line + km + kl + 3;
+		ok = 1;
+		for (int i = 0; i < TC_VB_PROBE_NFIG && ok; i++) {
+			char *end;
+
+			v[i] = strtod(p, &end);
+			ok = end != p && (i || v[i] >= 0);
+			p = end;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * Rank 0: the figures v for key into path (its lines of other keys kept),
+ * by a new file renamed over it.
+ */
+static void tc_vb_probe_save(const char *path, const char *key, const double *v)
+{
+	char tmp[4096], line[512];
+	size_t km = strlen(TC_VB_PROBE_MAGIC), kl = strlen(key);
+	FILE *f, *old;
+	int bad;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return;
+	f = fopen(tmp, "w");
+	if (!f)
+		return; /* a cache: a job that cannot keep it probes again next time */
+	old = fopen(path, "r");
+	while (old && fgets(line, sizeof(line), old))
+		if (!strncmp(line, TC_VB_PROBE_MAGIC, km) && strchr(line, '\n') &&
+		    (line[km] != ' ' || strncmp(line + km + 1, key, kl) || strncmp(line + km + 1 + kl, ": ", 2)))
+			fputs(line, f);
+	if (old)
+		fclose(old);
+	fprintf(f, "%s %s:", TC_VB_PROBE_MAGIC, key);
+	for (int i = 0; i < TC_VB_PROBE_NFIG; i++)
+		fprintf(f, " %a", v[i]);
+	fprintf(f, "\n");
+	bad = ferror(f);
+	if (fclose(f) || bad || rename(tmp, path))
+		unlink(tmp);
+}
+
+static void tc_vb_probe_print(const struct tc_cost_params *p, const double *v, size_t mid, int q, int k, int k_all,
+			      const char *from)
 {
 	char cap[48] = "every message";
 
@@ -224,15 +312,20 @@ static void tc_vb_probe_print(const struct tc_cost_params *p, const double *v, s
 		TC_VB_PROBE_SMALL, mid, TC_VB_PROBE_LARGE, TC_VB_PROBE_BIG, k, v[3]);
 	if (v[5] > 0)
 		fprintf(stderr, ", of %d %.6g us", k_all, v[5]);
-	fprintf(stderr, ")\n");
+	fprintf(stderr, "; %s)\n", from);
 }
 
 int tc_vb_probe(struct tc_tp *tp)
 {
 	struct tc_vb *vb = to_vb(tp);
 	const char *env = getenv("TC_VERBS_PROBE");
+	const char *cache = getenv("TC_VERBS_PROBE_CACHE");
 	double mine[TC_VB_PROBE_NFIG], *all, v[TC_VB_PROBE_NFIG];
-	int ret = 0, q = 1, k, k_all;
+	int ret = 0, q = 1, k, k_all, cached = 0;
+	char key[160];
+
+	if (cache && !*cache)
+		cache = NULL;
 
 	tc_cost_params_default(&tp->cost);
 	tp->cost.flags = TC_COST_DIRECT;
@@ -249,26 +342,42 @@ int tc_vb_probe(struct tc_tp *tp)
 	k_all = q - 1 < TC_VB_PROBE_FAN ? q - 1 : TC_VB_PROBE_FAN;
 	for (int i = 0; i < TC_VB_PROBE_NFIG; i++)
 		mine[i] = -1;
-	if (vb->rank < q && k > 0) {
-		ret = tc_vb_measure(tp, q, k, k_all, mine);
-		if (ret)
-			return ret;
-	}
 	all = calloc((TC_VB_PROBE_NFIG + 1) * (size_t)vb->size, sizeof(*all));
 	if (!all)
 		return tc_err(-ENOMEM, "transport verbs: out of memory");
-	ret = tc_boot_allgather(&vb->boot, mine, all, sizeof(mine), tp->timeout_ms);
-	for (int i = 0; i < TC_VB_PROBE_NFIG && !ret; i++)
+	if (cache) { /* rank 0's cached figures, or -1s: every rank learns which */
+		tc_vb_probe_key(vb, key, sizeof(key));
+		if (vb->rank == 0 && !tc_vb_probe_load(cache, key, mine))
+			for (int i = 0; i < TC_VB_PROBE_NFIG; i++)
+				mine[i] = -1;
+		ret = tc_boot_allgather(&vb->boot, mine, all, sizeof(mine), tp->timeout_ms);
+		cached = !ret && all[0] >= 0;
+		for (int i = 0; i < TC_VB_PROBE_NFIG; i++)
+			v[i] = all[i];
+		for (int i = 0; i < TC_VB_PROBE_NFIG; i++)
+			mine[i] = -1;
+	}
+	if (!ret && !cached && vb->rank < q && k > 0)
+		ret = tc_vb_measure(tp, q, k, k_all, mine);
+	if (!ret && !cached)
+		ret = tc_boot_allgather(&vb->boot, mine, all, sizeof(mine), tp->timeout_ms);
+	for (int i = 0; i < TC_VB_PROBE_NFIG && !ret && !cached; i++)
 		v[i] = tc_vb_median(all, vb->size, i, all + TC_VB_PROBE_NFIG * vb->size);
 	if (!ret && v[0] >= 0) {
 		const size_t len[3] = { TC_VB_PROBE_SMALL, tc_vb_probe_mid(vb), TC_VB_PROBE_LARGE };
+		char from[4200];
 
 		tc_cost_fit_direct(v, len, v[3], k, &tp->cost);
 		tc_cost_fit_big(v[4], TC_VB_PROBE_BIG, v[2], TC_VB_PROBE_LARGE, &tp->cost);
 		if (v[5] > 0)
 			tc_cost_fit_fan(v[5], k_all, TC_VB_PROBE_SMALL, k, &tp->cost);
-		if (env && !strcmp(env, "print") && vb->rank == 0)
-			tc_vb_probe_print(&tp->cost, v, len[1], q, k, k_all);
+		if (cache && !cached && vb->rank == 0)
+			tc_vb_probe_save(cache, key, v);
+		if (env && !strcmp(env, "print") && vb->rank == 0) {
+			snprintf(from, sizeof(from), "%s %s", cached ? "read from" : cache ? "measured, kept in" : "measured",
+				 cache ? cache : "by this communicator");
+			tc_vb_probe_print(&tp->cost, v, len[1], q, k, k_all, from);
+		}
 	}
 	free(all);
 	return ret;
