@@ -378,17 +378,20 @@ void torus_engine_work(struct work_struct *work)
  * torus_engine_inline: 0 = work items only; 1 = the poster runs the last
  * engine itself and the others run as work items in parallel; 2 (default) =
  * the poster runs them all, with no worker hand-off per batch (measured:
- * docs/benchmarks.md). Engines that stall or run out of budget go on as work
- * items.
+ * docs/benchmarks.md). @may_run false (a program posted with
+ * TORUS_PROG_QUEUE_ONLY): work items only, whatever torus_engine_inline
+ * says, so the poster returns at once. Engines that stall or run out of
+ * budget go on as work items.
  */
-void torus_engine_doorbell(struct torus_node *n, u32 kick)
+void torus_engine_doorbell(struct torus_node *n, u32 kick, bool may_run)
 {
+	int inl = may_run ? torus_engine_inline : 0;
 	int last = fls(kick) - 1, i;
 
 	if (!kick)
 		return;
 	if (torus_one_port(n->fab)) {
-		if (torus_engine_inline)
+		if (inl)
 			torus_engine_run(&n->eng1, false);
 		else
 			torus_engine_kick(&n->eng1);
@@ -397,7 +400,7 @@ void torus_engine_doorbell(struct torus_node *n, u32 kick)
 	for (i = 0; i <= last; i++) {
 		if (!(kick & (1U << i)))
 			continue;
-		if (torus_engine_inline == 2 || (torus_engine_inline == 1 && i == last))
+		if (inl == 2 || (inl == 1 && i == last))
 			torus_engine_run(&n->ports[i].eng, false);
 		else
 			torus_engine_kick(&n->ports[i].eng);

@@ -59,7 +59,7 @@ static int torus_ioc_handshake(struct torus_ucmd *uc)
 	h->features = TORUS_FEAT_ONE_PORT | TORUS_FEAT_ROUTE | TORUS_FEAT_LINK_FAULT |
 		      TORUS_FEAT_EPOLL | TORUS_FEAT_MR | TORUS_FEAT_CQ_WAKE_ONCE |
 		      TORUS_FEAT_SEND_SYNC | TORUS_FEAT_PROGRAM |
-		      TORUS_FEAT_PROG_SIGNAL;
+		      TORUS_FEAT_PROG_SIGNAL | TORUS_FEAT_PROG_QUEUE_ONLY;
 	h->ioctls = (1ULL << (TORUS_CMD_LAST - TORUS_CMD_BASE)) - 1;
 	h->max_nodes = TORUS_MAX_NODES;
 	h->max_dim_size = TORUS_MAX_DIM_SIZE;
@@ -277,7 +277,8 @@ static const struct torus_ioctl_op torus_ops[] = {
 	TORUS_OP_UNDO(MR_REG, torus_mr_reg, __reserved, TORUS_MR_WRITE, TORUS_ON_NODE,
 		      torus_ioc_mr_reg, torus_ioc_mr_reg_undo),
 	TORUS_OP(MR_DEREG, torus_mr_dereg, __reserved, 0, TORUS_ON_NODE, torus_ioc_mr_dereg),
-	TORUS_OP(PROG_POST, torus_prog_post, timeout_ns, 0, TORUS_ON_NODE, torus_ioc_prog_post),
+	TORUS_OP(PROG_POST, torus_prog_post, timeout_ns, TORUS_PROG_QUEUE_ONLY, TORUS_ON_NODE,
+		 torus_ioc_prog_post),
 };
 static_assert(ARRAY_SIZE(torus_ops) == TORUS_CMD_LAST - TORUS_CMD_BASE);
 

@@ -317,6 +317,6 @@ int torus_post(struct torus_file *tf, struct torus_post *p)
 			break;
 		p->posted++;
 	}
-	torus_engine_doorbell(n, kick);
+	torus_engine_doorbell(n, kick, true);
 	return ret;
 }

@@ -419,7 +419,7 @@ int torus_prog_post(struct torus_file *tf, struct torus_prog_post *pp)
 		queue_delayed_work(f->wq, &p->abort_work,
 				   max(nsecs_to_jiffies(pp->timeout_ns), 1UL));
 	spin_unlock(&f->lock);
-	torus_engine_doorbell(n, kick);
+	torus_engine_doorbell(n, kick, !(pp->flags & TORUS_PROG_QUEUE_ONLY));
 	return 0;
 
 err_unlock:

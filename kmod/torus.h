@@ -393,7 +393,7 @@ void torus_fifo_free_all(struct torus_fabric *f);
 void torus_engine_init(struct torus_engine *eng, struct torus_node *n);
 void torus_engine_kick(struct torus_engine *eng);
 void torus_engine_work(struct work_struct *work);
-void torus_engine_doorbell(struct torus_node *n, u32 kick);
+void torus_engine_doorbell(struct torus_node *n, u32 kick, bool may_run);
 void __torus_wake_waiters(struct list_head *waiters);
 void torus_node_quiesce(struct torus_node *n);
 void torus_file_cancel(struct torus_file *tf);

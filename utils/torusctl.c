@@ -201,6 +201,7 @@ static const struct {
 	{ TORUS_FEAT_SEND_SYNC, "send-sync" },
 	{ TORUS_FEAT_PROGRAM, "program" },
 	{ TORUS_FEAT_PROG_SIGNAL, "prog-signal" },
+	{ TORUS_FEAT_PROG_QUEUE_ONLY, "prog-queue-only" },
 };
 
 /* The features of mask as names; a bit this torusctl does not know as "bit N". */

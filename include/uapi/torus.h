@@ -190,6 +190,12 @@
  *   of them signals its own counter, one SIGNAL per member relays it to the
  *   waiter's counter, and the waiter's threshold is the size of the set.
  *   SIGNAL descriptors take no CQ or queue slot and write no completion.
+ *   Who runs the engines: by default the poster runs its node's engines
+ *   that the program gave work before the ioctl returns (a caller that
+ *   waits next loses nothing); with flags TORUS_PROG_QUEUE_ONLY
+ *   (TORUS_FEAT_PROG_QUEUE_ONLY) it only queues and kicks their work
+ *   items, so the ioctl returns once the program is checked and queued and
+ *   the program progresses without the caller (a nonblocking collective).
  *   Completions: a descriptor that succeeds writes none; one that fails
  *   writes its own (flag TORUS_CQE_PROG, its user_data and status); then the
  *   program writes one (op TORUS_OP_PROG, see struct torus_cqe) when all its
@@ -295,6 +301,7 @@ enum {
 #define TORUS_FEAT_SEND_SYNC (1ULL << 6) /* TORUS_SEND_SYNC */
 #define TORUS_FEAT_PROGRAM (1ULL << 7)	 /* PROG_POST: triggered descriptors */
 #define TORUS_FEAT_PROG_SIGNAL (1ULL << 8) /* PROG_POST: TORUS_OP_SIGNAL descriptors */
+#define TORUS_FEAT_PROG_QUEUE_ONLY (1ULL << 9) /* PROG_POST: TORUS_PROG_QUEUE_ONLY */
 
 /**
  * struct torus_handshake - TORUS_IOC_HANDSHAKE (ctl and node devices)
@@ -749,7 +756,7 @@ struct torus_prog_desc {
  * struct torus_prog_post - TORUS_IOC_PROG_POST (node device): post a
  *	program, descriptors that wait on counters and signal them, in one call
  * @size: sizeof(struct torus_prog_post)
- * @flags: must be 0
+ * @flags: 0 or TORUS_PROG_QUEUE_ONLY (TORUS_FEAT_PROG_QUEUE_ONLY)
  * @count: descriptors at @descs, 1..max_prog_descs
  * @desc_size: sizeof(struct torus_prog_desc) as the caller knows it (>= the
  *	kernel's; a larger one must have a zero tail, else E2BIG)
@@ -765,6 +772,15 @@ struct torus_prog_desc {
  * must have a wait counter and a signal counter and every other field of
  * desc 0 (else EINVAL).
  */
+/*
+ * torus_prog_post flags: the post only queues the program and kicks the
+ * engines it gave work (their work items); the caller runs none of them
+ * itself, so the ioctl returns once the program is checked and queued.
+ * Without it the poster runs the engines of its node's ports itself first
+ * (faster for a caller that waits for the program next).
+ */
+#define TORUS_PROG_QUEUE_ONLY (1U << 0)
+
 struct torus_prog_post {
 	__u32 size;
 	__u32 flags;

@@ -205,7 +205,7 @@ static const struct fz_cmd fz_cmds[] = {
 	  fz_offsetofend(struct torus_mr_dereg, __reserved), 0, 0, 1,
 	  FZ_BASE | B(ENOENT) | B(EBUSY), 1 },
 	{ "prog_post", TORUS_IOC_PROG_POST, sizeof(struct torus_prog_post),
-	  fz_offsetofend(struct torus_prog_post, timeout_ns), 0, 0, 1,
+	  fz_offsetofend(struct torus_prog_post, timeout_ns), TORUS_PROG_QUEUE_ONLY, 0, 1,
 	  FZ_BASE | B(EAGAIN) | B(ENOMEM) | B(ENOENT) | B(EACCES) | B(ENOSPC), 1 },
 };
 

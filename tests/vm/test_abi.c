@@ -194,7 +194,7 @@ TEST_F(abi, handshake__reports_version_limits_and_ioctls)
 						 TORUS_FEAT_LINK_FAULT | TORUS_FEAT_EPOLL |
 						 TORUS_FEAT_MR | TORUS_FEAT_CQ_WAKE_ONCE |
 						 TORUS_FEAT_SEND_SYNC | TORUS_FEAT_PROGRAM |
-						 TORUS_FEAT_PROG_SIGNAL));
+						 TORUS_FEAT_PROG_SIGNAL | TORUS_FEAT_PROG_QUEUE_ONLY));
 		EXPECT_TRUE(h.features & TORUS_FEAT_MR);
 		EXPECT_LE(1, h.max_mrs);
 		EXPECT_LE(1 << 20, h.max_mr_bytes);

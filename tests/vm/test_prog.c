@@ -73,11 +73,12 @@ static void pdesc(struct torus_prog_desc *p, __u32 wait, __u32 thr, __u32 sig)
 	p->__reserved = 0;
 }
 
-static int prog_post(int fd, struct torus_prog_desc *d, __u32 count, __u32 ncounters,
-		     __u64 user_data, __u64 timeout_ns, __u32 *error_index)
+static int prog_post_flags(int fd, struct torus_prog_desc *d, __u32 count, __u32 ncounters,
+			   __u64 user_data, __u64 timeout_ns, __u32 *error_index, __u32 flags)
 {
 	struct torus_prog_post pp = {
 		.size = sizeof(pp),
+		.flags = flags,
 		.count = count,
 		.desc_size = sizeof(*d),
 		.descs = (uintptr_t)d,
@@ -90,6 +91,12 @@ static int prog_post(int fd, struct torus_prog_desc *d, __u32 count, __u32 ncoun
 	if (error_index)
 		*error_index = pp.error_index;
 	return ret;
+}
+
+static int prog_post(int fd, struct torus_prog_desc *d, __u32 count, __u32 ncounters,
+		     __u64 user_data, __u64 timeout_ns, __u32 *error_index)
+{
+	return prog_post_flags(fd, d, count, ncounters, user_data, timeout_ns, error_index, 0);
 }
 
 /* Node @i's part of the relay 0 -> 1 -> 2 -> 3: receive from i-1, then forward. */
@@ -115,7 +122,7 @@ static __u32 relay_prog(struct torus_prog_desc *d, struct torus_seg *seg, __u32 
 }
 
 static void run_relay(struct __test_metadata *_metadata, FIXTURE_DATA(prog) *self,
-		      const __u32 *order)
+		      const __u32 *order, __u32 flags)
 {
 	struct torus_prog_desc d[NODES][2];
 	struct torus_seg seg[NODES];
@@ -132,7 +139,7 @@ static void run_relay(struct __test_metadata *_metadata, FIXTURE_DATA(prog) *sel
 	for (k = 0; k < NODES; k++) {
 		i = order[k];
 		n[i] = relay_prog(d[i], &seg[i], i);
-		ASSERT_EQ(0, prog_post(self->f.fd[i], d[i], n[i], 1, 1000 + i, 0, NULL));
+		ASSERT_EQ(0, prog_post_flags(self->f.fd[i], d[i], n[i], 1, 1000 + i, 0, NULL, flags));
 	}
 	for (i = 0; i < NODES; i++) {
 		/* one completion per node: the program's, nothing per descriptor */
@@ -168,6 +175,7 @@ TEST_F(prog, handshake__reports_the_feature_and_its_limits)
 	EXPECT_LE(12, h.max_prog_fanout);
 	EXPECT_LE(1 << 20, h.max_prog_bytes);
 	EXPECT_LE(60ULL * 1000000000ULL, h.max_prog_timeout_ns);
+	EXPECT_TRUE(h.features & TORUS_FEAT_PROG_QUEUE_ONLY);
 	EXPECT_EQ(0, h.__reserved2);
 }
 
@@ -176,7 +184,7 @@ TEST_F(prog, relay__forwards_from_the_receive_receivers_first)
 	static const __u32 order[NODES] = { 3, 2, 1, 0 };
 
 	TV_SKIPPED();
-	run_relay(_metadata, self, order);
+	run_relay(_metadata, self, order, 0);
 }
 
 TEST_F(prog, relay__forwards_from_the_receive_sender_first)
@@ -185,7 +193,27 @@ TEST_F(prog, relay__forwards_from_the_receive_sender_first)
 	static const __u32 order[NODES] = { 0, 1, 2, 3 };
 
 	TV_SKIPPED();
-	run_relay(_metadata, self, order);
+	run_relay(_metadata, self, order, 0);
+}
+
+/*
+ * TORUS_PROG_QUEUE_ONLY: the posters run no engine, the work items carry
+ * the whole relay; the same completions, bytes and virtual times.
+ */
+TEST_F(prog, relay__queue_only_receivers_first)
+{
+	static const __u32 order[NODES] = { 3, 2, 1, 0 };
+
+	TV_SKIPPED();
+	run_relay(_metadata, self, order, TORUS_PROG_QUEUE_ONLY);
+}
+
+TEST_F(prog, relay__queue_only_sender_first)
+{
+	static const __u32 order[NODES] = { 0, 1, 2, 3 };
+
+	TV_SKIPPED();
+	run_relay(_metadata, self, order, TORUS_PROG_QUEUE_ONLY);
 }
 
 /*
@@ -356,7 +384,7 @@ TEST_F(prog, post__rejects_a_bad_program_whole)
 	pp.ncounters = ~0U;
 	EXPECT_EQ(-EINVAL, tv_ioctl(self->f.fd[1], TORUS_IOC_PROG_POST, &pp));
 	pp.ncounters = 0;
-	pp.flags = 1;
+	pp.flags = TORUS_PROG_QUEUE_ONLY << 1;
 	EXPECT_EQ(-EOPNOTSUPP, tv_ioctl(self->f.fd[1], TORUS_IOC_PROG_POST, &pp));
 	pp.flags = 0;
 	pp.descs = 0;
