@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ struct tc_request {
 	struct tc_colls *cs;
 	struct tc_comm *comm; /* the root or one of its subs */
 	struct tc_coll_args a;
+	int detached; /* a tc_i* call: the application is not waiting in it */
 	int done, ret;
 	char err[256];
 };
@@ -128,10 +130,19 @@ static struct tc_colls *tc_colls_get(struct tc_comm *comm)
 
 static void *tc_progress_main(void *p)
 {
+	struct sched_param sp = { 0 };
 	struct tc_colls *cs = p;
 	struct tc_request *req;
 	int ret;
 
+	/*
+	 * SCHED_BATCH: woken by a tc_i* call, this thread does not preempt the
+	 * application thread that queued it (the kernel's wakeup preemption
+	 * skips batch tasks), so the call returns at once even on a busy CPU
+	 * and this thread runs when a CPU is free; it keeps its fair share.
+	 * Not allowed (a seccomp filter, say): it runs as before.
+	 */
+	(void)pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
 	pthread_mutex_lock(&cs->lock);
 	for (;;) {
 		while (!cs->qhead && !cs->stop)
@@ -145,7 +156,9 @@ static void *tc_progress_main(void *p)
 		cs->running = req;
 		pthread_mutex_unlock(&cs->lock);
 
+		req->comm->tp.detached = req->detached;
 		ret = tc_coll_exec(req->comm, &req->a);
+		req->comm->tp.detached = 0;
 
 		pthread_mutex_lock(&cs->lock);
 		cs->running = NULL;
@@ -177,7 +190,7 @@ static int tc_progress_start(struct tc_colls *cs)
 }
 
 /* Queue a validated call; the progress thread must be running. */
-static int tc_enqueue(struct tc_colls *cs, struct tc_comm *comm, const struct tc_coll_args *a,
+static int tc_enqueue(struct tc_colls *cs, struct tc_comm *comm, const struct tc_coll_args *a, int detached,
 		      struct tc_request **out)
 {
 	struct tc_request *req = calloc(1, sizeof(*req));
@@ -187,6 +200,7 @@ static int tc_enqueue(struct tc_colls *cs, struct tc_comm *comm, const struct tc
 	req->cs = cs;
 	req->comm = comm;
 	req->a = *a;
+	req->detached = detached;
 	pthread_mutex_lock(&cs->lock);
 	req->lnext = cs->live;
 	if (cs->live)
@@ -245,7 +259,7 @@ int tc_req_blocking(struct tc_comm *comm, const struct tc_coll_args *a)
 		return tc_err(-ENOMEM, "%s: out of memory", tc_coll_str(a->kind));
 	if (!cs->thread_up)
 		return tc_coll_exec(comm, a);
-	ret = tc_enqueue(cs, comm, a, &req);
+	ret = tc_enqueue(cs, comm, a, 0, &req);
 	if (ret)
 		return ret;
 	return tc_wait_req(req);
@@ -261,7 +275,7 @@ int tc_req_nonblocking(struct tc_comm *comm, const struct tc_coll_args *a, tc_re
 	ret = tc_progress_start(cs);
 	if (ret)
 		return ret;
-	return tc_enqueue(cs, comm, a, out);
+	return tc_enqueue(cs, comm, a, 1, out);
 }
 
 /* Has the sub comm a call queued or running? Caller holds cs->lock. */

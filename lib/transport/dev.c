@@ -68,6 +68,7 @@ struct tc_dev {
 	/* Programs (TORUS_FEAT_PROGRAM): the module's limits, and scratch
 	 * kept between calls (grown to the largest program). */
 	int prog_signal; /* TORUS_FEAT_PROG_SIGNAL: a transfer may wait for several */
+	int prog_queue_only; /* TORUS_FEAT_PROG_QUEUE_ONLY: a post may leave the engines to the module */
 	uint32_t max_prog_descs, max_prog_counters, max_prog_fanout;
 	uint64_t max_prog_timeout_ns;
 	uint32_t *ctr;			/* xcap: per transfer, the counter it signals, or none */
@@ -146,6 +147,7 @@ static int tc_dev_offload_init(struct tc_dev *dev, struct tc_tp *tp, const struc
 	tp->offload = want;
 	tp->prog_links = 1;
 	dev->prog_signal = !!(hs->features & TORUS_FEAT_PROG_SIGNAL);
+	dev->prog_queue_only = !!(hs->features & TORUS_FEAT_PROG_QUEUE_ONLY);
 	dev->max_prog_descs = hs->max_prog_descs;
 	dev->max_prog_counters = hs->max_prog_counters;
 	dev->max_prog_fanout = hs->max_prog_fanout;
@@ -705,6 +707,10 @@ static int tc_dev_prog(struct tc_tp *tp, const struct tc_prog *pg, int timeout_m
 	pp.ncounters = b->ncounters;
 	pp.descs = (uintptr_t)b->descs;
 	pp.timeout_ns = tmo < dev->max_prog_timeout_ns ? tmo : dev->max_prog_timeout_ns;
+	/* a detached call (tc_i*): the module's work items run the engines,
+	 * and this thread goes to its completion wait at once */
+	if (tp->detached && dev->prog_queue_only)
+		pp.flags = TORUS_PROG_QUEUE_ONLY;
 	tp->n_posts++;
 	if (ioctl(dev->fd, TORUS_IOC_PROG_POST, &pp) < 0) {
 		ret = -errno;

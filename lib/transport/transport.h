@@ -62,6 +62,11 @@ struct tc_tp {
 	 * (the device's fabric), so tc_plan_deps keeps their step order there
 	 * too; 0 (verbs: a QP per peer): only the data's own order. */
 	int prog_links;
+	/* Set by the caller around one call: the application does not wait
+	 * for it (a tc_i* request on the progress thread), so a program is
+	 * posted to progress on its own (the device: TORUS_PROG_QUEUE_ONLY,
+	 * the poster runs no engine) rather than run by the poster first. */
+	int detached;
 };
 
 struct tc_seg {
