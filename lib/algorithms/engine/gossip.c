@@ -400,10 +400,11 @@ static int g_live(const struct g_match *mt, int s)
 /*
  * One component of g_match2 (slots comp[0..nv-1], ne packets). A slot left
  * with one packet to take gets it (some maximum matching does so). What
- * remains of a tree is its root: the latest slot, so that the steps after
- * the cycles' last are used only where no other placement exists; what
- * remains of a component with one cycle is that cycle, each packet placed on
- * the next slot round it. Denser components are left to g_augment2.
+ * remains of a tree is its root: its earliest slot (the paper's step counts;
+ * the latest would leave the last step free and end one step sooner, see
+ * docs/benchmarks.md); what remains of a component with one cycle is that
+ * cycle, each packet placed on the next slot round it. Denser components are
+ * left to g_augment2.
  */
 static void g_match2_comp(struct g_match *mt, int nv, int ne)
 {
