@@ -454,10 +454,44 @@ static void test_grid(void)
  * at 8 B, 1 KiB, 64 KiB and 1 MiB: from cells, price functions (gossip-ham2's
  * from one node's view), the parts of one cell, one node's part (a shape it
  * refuses, a lower bound) and the algorithms' own bounds. Not yet
- * everywhere: the (shape, port model, collective) listed in still_whole
- * still build a candidate whole (streamed) and are not run here; the list is
- * printed.
+ * everywhere: on the (shape, port model, collective) listed in still_whole
+ * auto still builds candidates whole (streamed); there the candidates it
+ * says it built whole, over all sizes and settings, must be exactly the
+ * listed ones (a new one fails, and so does one priced without its schedule
+ * since, until the list says so). 8x8x8x8 is not run (25-40 s of CPU a
+ * choice); its entries are printed.
  */
+
+/* 1 if name is one of the ", "-separated names in list. */
+static int in_list(const char *name, const char *list)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p;) {
+		const char *end = strstr(p, ", ");
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == n && !strncmp(p, name, n))
+			return 1;
+		p += len + (end ? 2 : 0);
+	}
+	return 0;
+}
+
+/* 1 if every name of a is in b and every name of b in a. */
+static int same_names(const char *a, const char *b)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		char copy[200], *save = NULL;
+
+		snprintf(copy, sizeof(copy), "%s", pass ? b : a);
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			if (!in_list(t + (*t == ' '), pass ? a : b))
+				return 0;
+	}
+	return 1;
+}
+
 static void test_no_whole_builds(void)
 {
 	static const struct {
@@ -490,7 +524,7 @@ static void test_no_whole_builds(void)
 		for (int one_port = 0; one_port < 2; one_port++)
 			for (int coll = TC_ALLTOALL; coll <= TC_ALLGATHER; coll++) {
 				struct tc_shape sh;
-				char name[64], what[200] = "";
+				char name[64], what[200] = "", built[200] = "";
 				unsigned long w0 = __tc_sched_whole_builds(), w;
 				int nchoice = 0, skip = -1;
 
@@ -504,7 +538,7 @@ static void test_no_whole_builds(void)
 					    still_whole[k].mesh == shapes[i].mesh && still_whole[k].one_port == one_port &&
 					    still_whole[k].coll == coll)
 						skip = (int)k;
-				if (skip >= 0) {
+				if (skip >= 0 && !strcmp(shapes[i].dims, "8x8x8x8")) {
 					size_t off = strlen(skipped);
 
 					snprintf(skipped + off, sizeof(skipped) - off, "%s%s %s (%s)", off ? "; " : "", name,
@@ -520,13 +554,30 @@ static void test_no_whole_builds(void)
 								 tc_last_error());
 							continue;
 						}
-						for (int c = 0; c < ch.ncand; c++)
-							if (ch.cand[c].how && !strcmp(ch.cand[c].how, TC_AUTO_HOW_WHOLE))
-								snprintf(what, sizeof(what), "; at %zu B (%s) %s built whole", ms[k],
-									 params[pi].name, ch.cand[c].algo->name);
+						for (int c = 0; c < ch.ncand; c++) {
+							const char *a = ch.cand[c].algo->name;
+							size_t off = strlen(built);
+
+							if (!ch.cand[c].how || strcmp(ch.cand[c].how, TC_AUTO_HOW_WHOLE))
+								continue;
+							if (skip < 0)
+								snprintf(what, sizeof(what), "; at %zu B (%s) %s built whole",
+									 ms[k], params[pi].name, a);
+							else if (!in_list(a, built))
+								snprintf(built + off, sizeof(built) - off, "%s%s",
+									 off ? ", " : "", a);
+						}
 						nchoice++;
 					}
 				w = __tc_sched_whole_builds() - w0;
+				if (skip >= 0) {
+					tap_ok(nchoice == 8 && !what[0] && w > 0 && same_names(built, still_whole[skip].what),
+					       "auto on %s, %s, 2 parameter settings, 4 sizes: %d choices; the candidates "
+					       "built whole are %s (%lu whole schedules), expected %s%s",
+					       name, tc_coll_str(coll), nchoice, built[0] ? built : "none", w,
+					       still_whole[skip].what, what);
+					continue;
+				}
 				tap_ok(!w && nchoice == 8 && !what[0],
 				       "auto on %s (%d nodes), %s, 2 parameter settings, 8 B, 1 KiB, 64 KiB and 1 MiB: "
 				       "%d choices, %lu whole schedules built%s",
